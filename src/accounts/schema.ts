@@ -1,0 +1,18 @@
+import type { Migration } from "../store/db.ts";
+
+export const accountMigrations: Migration[] = [
+  {
+    id: "accounts/001-create",
+    sql: `CREATE TABLE accounts (
+      id TEXT PRIMARY KEY,
+      email TEXT NOT NULL,
+      api_key TEXT NOT NULL,
+      token TEXT NOT NULL,
+      plan TEXT NOT NULL,
+      current_signing_key TEXT NOT NULL,
+      next_signing_key TEXT NOT NULL,
+      -- the keys the config last gave, so a rotation survives restarts until the config changes them
+      configured_keys TEXT NOT NULL
+    )`,
+  },
+];

@@ -1,0 +1,28 @@
+import type { AppContext } from "./app-context.ts";
+import type { ServerConfig } from "./config/config.ts";
+import type { RunningServer } from "./server.ts";
+
+/** Prints where svcd listens and the credentials, as lines a user can paste into a shell. */
+export function printBanner(config: ServerConfig, ctx: AppContext, running: RunningServer): void {
+  const lines = [
+    `svcd listening on ${running.url}${running.managementUrl !== running.url ? ` (management API on ${running.managementUrl})` : ""}`,
+    `database: ${config.dbPath ?? "in memory"}  dialect: ${config.dialect}  clock: ${config.clock}`,
+    "",
+  ];
+  for (const account of ctx.accounts.all()) {
+    const source = account.source;
+    lines.push(
+      `# account ${account.email} (plan ${account.plan})`,
+      `export SVC_URL=${running.url}`,
+      `export SVC_MANAGEMENT_URL=${running.managementUrl}`,
+      `export SVC_TOKEN=${source.token}`,
+      `export SVC_CURRENT_SIGNING_KEY=${account.currentSigningKey}`,
+      `export SVC_NEXT_SIGNING_KEY=${account.nextSigningKey}`,
+      `export SVC_EMAIL=${account.email}`,
+      `export SVC_API_KEY=${source.apiKey}`,
+      `export SVC_USER_ID=${account.id}`,
+      "",
+    );
+  }
+  process.stdout.write(lines.join("\n") + "\n");
+}

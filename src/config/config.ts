@@ -1,0 +1,205 @@
+import { join } from "node:path";
+import type { LogFormat, LogLevel } from "../core/log.ts";
+import type { Dialect } from "../core/dialect.ts";
+import { PLAN_NAMES, type PlanName } from "../accounts/plans.ts";
+
+export class ConfigError extends Error {
+  constructor(
+    readonly flag: string,
+    message: string,
+  ) {
+    super(`${flag}: ${message}`);
+  }
+}
+
+/** Credentials of the account used when no config file names accounts. */
+export interface DefaultAccountSeed {
+  email: string;
+  apiKey: string;
+  userId: string;
+  token: string;
+  currentSigningKey: string;
+  nextSigningKey: string;
+  plan: PlanName;
+}
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  /** null: in memory, nothing on disk. */
+  dbPath: string | null;
+  managementPort: number | null;
+  configFile: string | null;
+  logFormat: LogFormat;
+  logLevel: LogLevel;
+  retryDelayScale: number;
+  clock: "real" | "manual";
+  dialect: Dialect["name"];
+  workers: number;
+  shutdownTimeoutMs: number;
+  defaultAccount: DefaultAccountSeed;
+  /** Base URL announced to users; derived from host and port when absent. */
+  publicUrl: string | null;
+}
+
+export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
+  email: "dev@svcd.local",
+  apiKey: "svcd_dev_api_key",
+  userId: "svcd-dev-user",
+  token: "svcd_dev_token",
+  currentSigningKey: "sig_svcdDevCurrentKey00000000000",
+  nextSigningKey: "sig_svcdDevNextKey00000000000000",
+  plan: "payg",
+};
+
+export function defaultConfig(cwd = process.cwd()): ServerConfig {
+  return {
+    port: 8080,
+    host: "127.0.0.1",
+    dbPath: join(cwd, "data", "svcd.sqlite"),
+    managementPort: null,
+    configFile: null,
+    logFormat: "pretty",
+    logLevel: "info",
+    retryDelayScale: 1,
+    clock: "real",
+    dialect: "svc",
+    workers: 2,
+    shutdownTimeoutMs: 10_000,
+    defaultAccount: { ...DEFAULT_ACCOUNT },
+    publicUrl: null,
+  };
+}
+
+interface OptionSpec {
+  flag: string;
+  env: string;
+  /** Takes no value: present means true. */
+  boolean?: boolean;
+  help: string;
+  apply(config: ServerConfig, value: string, flag: string): void;
+}
+
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (value: string, flag: string): T => {
+    if (!(values as readonly string[]).includes(value))
+      throw new ConfigError(flag, `must be one of ${values.join(", ")} (got "${value}")`);
+    return value as T;
+  };
+
+function port(value: string, flag: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new ConfigError(flag, `must be a port number 0-65535 (got "${value}")`);
+  return Number(value);
+}
+
+function positive(value: string, flag: string, { integer = false } = {}): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw new ConfigError(flag, `must be a positive ${integer ? "integer" : "number"} (got "${value}")`);
+  return n;
+}
+
+function nonEmpty(value: string, flag: string): string {
+  if (value.trim() === "") throw new ConfigError(flag, "must not be empty");
+  return value;
+}
+
+const OPTIONS: OptionSpec[] = [
+  { flag: "--port", env: "SVC_PORT", help: "port of the HTTP listener (0 picks a free one)", apply: (c, v, f) => (c.port = port(v, f)) },
+  { flag: "--host", env: "SVC_HOST", help: "interface to listen on", apply: (c, v, f) => (c.host = nonEmpty(v, f)) },
+  { flag: "--db", env: "SVC_DB", help: "SQLite database file (created if missing)", apply: (c, v, f) => (c.dbPath = nonEmpty(v, f)) },
+  { flag: "--memory", env: "SVC_MEMORY", boolean: true, help: "keep everything in memory, nothing on disk", apply: (c) => (c.dbPath = null) },
+  { flag: "--config", env: "SVC_CONFIG", help: "JSON file with accounts, plans, indexes and fixtures", apply: (c, v, f) => (c.configFile = nonEmpty(v, f)) },
+  { flag: "--management-port", env: "SVC_MANAGEMENT_PORT", help: "serve the management API on its own port", apply: (c, v, f) => (c.managementPort = port(v, f)) },
+  { flag: "--log-format", env: "SVC_LOG_FORMAT", help: "pretty | json", apply: (c, v, f) => (c.logFormat = oneOf(["pretty", "json"] as const)(v, f)) },
+  { flag: "--log-level", env: "SVC_LOG_LEVEL", help: "debug | info | warn | error", apply: (c, v, f) => (c.logLevel = oneOf(["debug", "info", "warn", "error"] as const)(v, f)) },
+  { flag: "--retry-delay-scale", env: "SVC_RETRY_DELAY_SCALE", help: "multiplies every retry delay (0.001 turns 12 s into 12 ms)", apply: (c, v, f) => (c.retryDelayScale = positive(v, f)) },
+  { flag: "--clock", env: "SVC_CLOCK", help: "real | manual (manual: time moves only through /__svc/clock/advance)", apply: (c, v, f) => (c.clock = oneOf(["real", "manual"] as const)(v, f)) },
+  { flag: "--dialect", env: "SVC_DIALECT", help: "svc | upstash (wire dialect of headers, token and issuer)", apply: (c, v, f) => (c.dialect = oneOf(["svc", "upstash"] as const)(v, f)) },
+  { flag: "--workers", env: "SVC_WORKERS", help: "delivery worker threads", apply: (c, v, f) => (c.workers = Math.min(64, positive(v, f, { integer: true }))) },
+  { flag: "--shutdown-timeout", env: "SVC_SHUTDOWN_TIMEOUT_MS", help: "ms to let in-flight deliveries finish on SIGINT/SIGTERM", apply: (c, v, f) => (c.shutdownTimeoutMs = positive(v, f, { integer: true })) },
+  { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed and used in index endpoints", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
+];
+
+const ACCOUNT_ENV: Array<[keyof DefaultAccountSeed, string]> = [
+  ["token", "SVC_TOKEN"],
+  ["currentSigningKey", "SVC_CURRENT_SIGNING_KEY"],
+  ["nextSigningKey", "SVC_NEXT_SIGNING_KEY"],
+  ["email", "SVC_EMAIL"],
+  ["apiKey", "SVC_API_KEY"],
+  ["userId", "SVC_USER_ID"],
+];
+
+export type ParsedCommandLine =
+  | { kind: "run"; config: ServerConfig }
+  | { kind: "help"; text: string }
+  | { kind: "version" };
+
+/** defaults < environment variables < command-line flags. Throws ConfigError naming the flag. */
+export function parseCommandLine(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): ParsedCommandLine {
+  const config = defaultConfig(cwd);
+  for (const option of OPTIONS) {
+    const value = env[option.env];
+    if (value === undefined || value === "") continue;
+    if (option.boolean) {
+      if (["1", "true", "yes"].includes(value.toLowerCase())) option.apply(config, value, option.env);
+      else if (!["0", "false", "no"].includes(value.toLowerCase()))
+        throw new ConfigError(option.env, `must be true or false (got "${value}")`);
+    } else option.apply(config, value, option.env);
+  }
+  for (const [field, name] of ACCOUNT_ENV) {
+    const value = env[name];
+    if (value !== undefined && value !== "") config.defaultAccount[field] = value as never;
+  }
+  if (env.SVC_PLAN) config.defaultAccount.plan = oneOf(PLAN_NAMES)(env.SVC_PLAN, "SVC_PLAN");
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--help" || arg === "-h") return { kind: "help", text: helpText() };
+    if (arg === "--version" || arg === "-v") return { kind: "version" };
+    const eq = arg.indexOf("=");
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const option = OPTIONS.find((o) => o.flag === flag);
+    if (!option) throw new ConfigError(arg, "unknown option (see --help)");
+    if (option.boolean) {
+      if (eq > 0) throw new ConfigError(flag, "takes no value");
+      option.apply(config, "", flag);
+      continue;
+    }
+    let value: string | undefined;
+    if (eq > 0) value = arg.slice(eq + 1);
+    else {
+      value = argv[i + 1];
+      i++;
+    }
+    if (value === undefined) throw new ConfigError(flag, "needs a value");
+    option.apply(config, value, flag);
+  }
+  return { kind: "run", config };
+}
+
+export function helpText(): string {
+  const lines = OPTIONS.map((o) => {
+    const name = o.boolean ? o.flag : `${o.flag} <value>`;
+    return `  ${name.padEnd(30)} ${o.help} [env ${o.env}]`;
+  });
+  return [
+    "svcd — durable HTTP messaging and management API on SQLite",
+    "",
+    "Usage: svcd [options]",
+    "",
+    "Options:",
+    ...lines,
+    `  ${"--help".padEnd(30)} show this help`,
+    `  ${"--version".padEnd(30)} print the version`,
+    "",
+    "Default account (no --config): SVC_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
+    "SVC_EMAIL, SVC_API_KEY, SVC_USER_ID, SVC_PLAN (free | payg | fixed) override its credentials.",
+  ].join("\n");
+}

@@ -1,0 +1,73 @@
+/** One HTTP attempt with a deadline, keeping at most `maxResponseBytes` of the answer body. */
+
+export interface AttemptRequest {
+  url: string;
+  method: string;
+  headers: Headers;
+  body: Uint8Array;
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export interface AttemptResult {
+  status?: number;
+  headers?: Array<[string, string]>;
+  body?: Uint8Array;
+  error?: string;
+}
+
+const METHODS_WITHOUT_BODY = new Set(["GET", "HEAD"]);
+
+async function readBounded(response: Response, limit: number, signal: AbortSignal): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      if (signal.aborted) throw signal.reason;
+      const { done, value } = await reader.read();
+      if (done) break;
+      const room = limit - size;
+      const piece = value.length > room ? value.subarray(0, room) : value;
+      chunks.push(piece);
+      size += piece.length;
+    }
+  } finally {
+    // The rest of an oversized answer is not kept; cancelling frees the connection.
+    reader.cancel().catch(() => {});
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}
+
+function describeFailure(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; code?: string; message?: string };
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timeout: no complete answer within ${timeoutMs} ms`;
+  const code = e?.code ? `${e.code}: ` : "";
+  return `${code}${e?.message ?? String(error)}`;
+}
+
+export async function performRequest(req: AttemptRequest): Promise<AttemptResult> {
+  const signal = AbortSignal.timeout(Math.max(1, req.timeoutMs));
+  try {
+    const response = await fetch(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: METHODS_WITHOUT_BODY.has(req.method) || req.body.length === 0 ? undefined : req.body,
+      redirect: "manual",
+      signal,
+      // Each delivery is its own request; keep-alive pools stay on, compression is the receiver's call.
+      decompress: true,
+    } as RequestInit);
+    const body = await readBounded(response, req.maxResponseBytes, signal);
+    return { status: response.status, headers: [...response.headers.entries()], body };
+  } catch (error) {
+    return { error: describeFailure(error, req.timeoutMs) };
+  }
+}

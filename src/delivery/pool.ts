@@ -1,0 +1,133 @@
+import type { Logger } from "../core/log.ts";
+import type { DeliveryJob, DeliveryOutcome, FromWorker, ToWorker } from "./worker-protocol.ts";
+
+interface Slot {
+  id: number;
+  worker: Worker;
+  inFlight: Map<number, DeliveryJob>;
+  alive: boolean;
+}
+
+/**
+ * Inside the compiled binary every module lives in Bun's embedded file system and the worker is
+ * an extra entry point named relative to `src/`; under `bun` it sits next to this file.
+ */
+function workerEntry(): string {
+  return import.meta.url.includes("$bunfs") ? "./delivery/worker.ts" : new URL("./worker.ts", import.meta.url).href;
+}
+
+/** A stable hash, so one flow-control key always lands on the same worker. */
+export function stableHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * The delivery workers. Each job goes to the worker of its flow-control key (so that key's bucket
+ * lives in one place), else to the least busy one. A worker that dies is replaced and the jobs it
+ * held come back as failed attempts, to be retried.
+ */
+export class WorkerPool {
+  private slots: Slot[] = [];
+  private pings = new Map<number, (workerId: number) => void>();
+  private nextPing = 1;
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly onOutcome: (outcome: DeliveryOutcome) => void,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn(i));
+  }
+
+  get inFlight(): number {
+    let n = 0;
+    for (const slot of this.slots) n += slot.inFlight.size;
+    return n;
+  }
+
+  submit(job: DeliveryJob): void {
+    const slot = job.flow
+      ? this.slots[stableHash(job.flow.key) % this.slots.length]!
+      : this.slots.reduce((a, b) => (b.inFlight.size < a.inFlight.size ? b : a));
+    slot.inFlight.set(job.ticket, job);
+    this.send(slot, { type: "deliver", job });
+  }
+
+  broadcast(message: ToWorker): void {
+    for (const slot of this.slots) this.send(slot, message);
+  }
+
+  /** Round trip to every worker; resolves with their ids once all answered. */
+  async ping(): Promise<number[]> {
+    return Promise.all(
+      this.slots.map(
+        (slot) =>
+          new Promise<number>((resolve) => {
+            const id = this.nextPing++;
+            this.pings.set(id, resolve);
+            this.send(slot, { type: "ping", id });
+          }),
+      ),
+    );
+  }
+
+  /** Slot that owns a flow-control key; used to ask it for that key's live counters. */
+  workerFor(key: string): Worker {
+    return this.slots[stableHash(key) % this.slots.length]!.worker;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const slot of this.slots) {
+      slot.alive = false;
+      slot.worker.terminate();
+    }
+  }
+
+  private send(slot: Slot, message: ToWorker) {
+    if (message.type === "deliver") slot.worker.postMessage(message, [message.job.body.buffer as ArrayBuffer]);
+    else slot.worker.postMessage(message);
+  }
+
+  private spawn(id: number): Slot {
+    const worker = new Worker(workerEntry());
+    const slot: Slot = { id, worker, inFlight: new Map(), alive: true };
+    worker.onmessage = (event: MessageEvent<FromWorker>) => {
+      const msg = event.data;
+      if (msg.type === "outcome") {
+        if (slot.inFlight.delete(msg.outcome.ticket)) this.onOutcome(msg.outcome);
+      } else if (msg.type === "pong") {
+        this.pings.get(msg.id)?.(msg.workerId);
+        this.pings.delete(msg.id);
+      }
+    };
+    const died = (reason: string) => {
+      if (!slot.alive || this.closed) return;
+      slot.alive = false;
+      this.log.error("delivery worker died; replacing it", { worker: id, reason, inFlight: slot.inFlight.size });
+      const replacement = this.spawn(id);
+      this.slots[this.slots.indexOf(slot)] = replacement;
+      for (const job of slot.inFlight.values()) {
+        this.onOutcome({
+          ticket: job.ticket,
+          messageId: job.messageId,
+          error: "delivery worker crashed during the attempt",
+          startedAt: this.now(),
+          durationMs: 0,
+        });
+      }
+      slot.inFlight.clear();
+    };
+    worker.addEventListener("error", (e) => died((e as ErrorEvent).message ?? "error"));
+    worker.addEventListener("close", () => died("exited"));
+    worker.postMessage({ type: "hello", workerId: id });
+    return slot;
+  }
+}

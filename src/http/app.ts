@@ -1,0 +1,27 @@
+import { Elysia } from "elysia";
+import type { Logger } from "../core/log.ts";
+import { installErrorHandling } from "./errors.ts";
+
+type Plugin = Elysia<any, any, any, any, any, any, any>;
+
+/**
+ * Builds one Elysia app from route plugins, with the global error mapping and one log line per
+ * request. Only the path is logged, never the query string, so tokens never reach the logs.
+ */
+export function buildHttpApp(plugins: Plugin[], log: Logger): Plugin {
+  const started = new WeakMap<Request, number>();
+  const app: Plugin = new Elysia();
+  installErrorHandling(app, log);
+  app
+    .onRequest(({ request }) => {
+      started.set(request, performance.now());
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
+      const t0 = started.get(request);
+      const ms = t0 === undefined ? 0 : Math.round((performance.now() - t0) * 10) / 10;
+      const status = responseValue instanceof Response ? responseValue.status : (set.status ?? 200);
+      log.info("request", { method: request.method, path, status, ms });
+    });
+  for (const plugin of plugins) app.use(plugin);
+  return app;
+}

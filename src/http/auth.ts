@@ -1,0 +1,42 @@
+import { bearer } from "@elysiajs/bearer";
+import { Elysia } from "elysia";
+import type { Account, AccountRegistry } from "../accounts/accounts.ts";
+import { HttpError } from "../core/errors.ts";
+import type { Dialect } from "../core/dialect.ts";
+
+/** Messaging routes: `Authorization: Bearer <token>` or the dialect's token query parameter. */
+export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
+  return new Elysia()
+    .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam, body: "\0" } }))
+    .resolve({ as: "scoped" }, ({ bearer }): { account: Account } => {
+      const account = bearer ? accounts.byToken(bearer) : undefined;
+      if (!account) throw new HttpError(401, "Unauthorized");
+      return { account };
+    });
+}
+
+const BASIC_CHALLENGE = { "www-authenticate": 'Basic realm="svcd management API"' };
+
+/** Parses `Authorization: Basic base64(email:apiKey)`; null when absent or malformed. */
+export function parseBasic(header: string | undefined | null): { user: string; password: string } | null {
+  if (!header || !/^basic /i.test(header)) return null;
+  let decoded: string;
+  try {
+    decoded = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
+  } catch {
+    return null;
+  }
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return null;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** Management routes: HTTP Basic with the account's email and API key. */
+export function managementAuth(accounts: AccountRegistry) {
+  return new Elysia().resolve({ as: "scoped" }, ({ headers }): { account: Account } => {
+    const basic = parseBasic(headers.authorization);
+    const account = basic ? accounts.byBasic(basic.user, basic.password) : undefined;
+    if (!account) throw new HttpError(401, "Unauthorized", BASIC_CHALLENGE);
+    return { account };
+  });
+}

@@ -1,0 +1,84 @@
+import type { Elysia } from "elysia";
+import { HttpError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+
+export const jsonError = (status: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ error: message }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+
+/** Turns Elysia's validation detail into one sentence naming the field. */
+function describeValidation(error: unknown): string {
+  const e = error as { type?: string; all?: Array<{ path?: string; summary?: string; message?: string }>; message?: string };
+  const first = e.all?.[0];
+  const where = e.type ?? "request";
+  if (first) {
+    const field = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
+    return `invalid ${where}${field ? ` field "${field}"` : ""}: ${first.summary ?? first.message ?? "invalid value"}`;
+  }
+  return `invalid ${where}`;
+}
+
+interface ErrorContext {
+  code: unknown;
+  error: unknown;
+  request: Request;
+  path: string;
+}
+
+interface RoutePattern {
+  method: string;
+  regex: RegExp;
+}
+
+function compileRoute(path: string): RegExp {
+  const pattern = path
+    .split("/")
+    .map((part) => (part === "*" ? ".*" : part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${pattern}/?$`);
+}
+
+/**
+ * One mapping of every failure to `{"error": ...}` (fidelity.md §1): validation and parse errors
+ * become 400, unknown routes 404, a known path with the wrong method 405, bugs 500 without a stack.
+ */
+export function installErrorHandling(app: Elysia<any, any, any, any, any, any, any>, log: Logger) {
+  let routes: RoutePattern[] | null = null;
+  const allowedMethods = (path: string) => {
+    routes ??= app.routes.map((r) => ({ method: r.method, regex: compileRoute(r.path) }));
+    return [...new Set(routes.filter((r) => r.regex.test(path)).map((r) => r.method))];
+  };
+
+  app.onError({ as: "global" }, (context) => {
+    const response = mapError(context as unknown as ErrorContext);
+    context.set.status = response.status;
+    return response;
+  });
+
+  function mapError({ code, error, request, path }: ErrorContext): Response {
+    if (error instanceof HttpError) return jsonError(error.status, error.message, error.headers);
+    switch (code) {
+      case "VALIDATION":
+        return jsonError(400, describeValidation(error));
+      case "PARSE":
+        return jsonError(400, "invalid request body: malformed JSON or unreadable body");
+      case "NOT_FOUND": {
+        const methods = allowedMethods(path).filter((m) => m !== "HEAD" && m !== "ALL");
+        if (methods.length > 0 && !methods.includes(request.method))
+          return jsonError(405, `method ${request.method} not allowed on ${path}`, { allow: methods.join(", ") });
+        return jsonError(404, `not found: ${request.method} ${path}`);
+      }
+      case "INVALID_COOKIE_SIGNATURE":
+        return jsonError(400, "invalid cookie");
+      default: {
+        const status = (error as { status?: number }).status;
+        if (typeof status === "number" && status >= 400 && status < 500)
+          return jsonError(status, (error as Error).message || "bad request");
+        log.error("unhandled error", { path, error: String((error as Error)?.stack ?? error) });
+        return jsonError(500, "internal error");
+      }
+    }
+  }
+}

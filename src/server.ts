@@ -1,0 +1,89 @@
+import { AccountRegistry } from "./accounts/accounts.ts";
+import { AccountStore } from "./accounts/store.ts";
+import type { AppContext } from "./app-context.ts";
+import { loadConfigFile, type ConfigFile } from "./config/config-file.ts";
+import type { ServerConfig } from "./config/config.ts";
+import { ManualClock, RealClock, type Clock } from "./core/clock.ts";
+import { DIALECTS } from "./core/dialect.ts";
+import { createLogger, type Logger } from "./core/log.ts";
+import { healthRoutes } from "./control/routes.ts";
+import { WorkerPool } from "./delivery/pool.ts";
+import { buildHttpApp } from "./http/app.ts";
+import { signingKeyRoutes } from "./signing/routes.ts";
+import { migrate, openDatabase } from "./store/db.ts";
+import { GroupCommit } from "./store/group-commit.ts";
+import { MIGRATIONS } from "./store/schema.ts";
+
+export interface ServerOptions {
+  /** A parsed config file, instead of reading `config.configFile` (tests). */
+  configFile?: ConfigFile;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+export interface RunningServer {
+  url: string;
+  managementUrl: string;
+  port: number;
+  managementPort: number;
+}
+
+export interface Server {
+  readonly ctx: AppContext;
+  start(): Promise<RunningServer>;
+  /** Stops accepting, lets in-flight deliveries finish up to the deadline, closes the database. */
+  stop(opts?: { deadlineMs?: number }): Promise<void>;
+}
+
+export function createServer(config: ServerConfig, options: ServerOptions = {}): Server {
+  const log = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
+  const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
+  const dialect = DIALECTS[config.dialect];
+  const db = openDatabase(config.dbPath);
+  migrate(db, MIGRATIONS);
+  const accounts = new AccountRegistry(
+    new AccountStore(db),
+    AccountRegistry.entriesFrom(configFile, config.defaultAccount),
+    configFile?.plans,
+  );
+  const ctx: AppContext = { config, clock, log, db, dialect, accounts, commit: new GroupCommit(db) };
+
+  let ready = false;
+  const pool = new WorkerPool(config.workers, () => {}, log, () => clock.now());
+
+  const messaging = [signingKeyRoutes(ctx)];
+  const management: ReturnType<typeof signingKeyRoutes>[] = [];
+  const control = [healthRoutes({ ready: () => ready })];
+
+  const separateManagement = config.managementPort !== null;
+  const mainApp = buildHttpApp([...control, ...messaging, ...(separateManagement ? [] : management)], log);
+  const managementApp = separateManagement ? buildHttpApp([...control, ...management], log) : null;
+
+  let stopped = false;
+  return {
+    ctx,
+    async start() {
+      await pool.ping();
+      mainApp.listen({ port: config.port, hostname: config.host });
+      managementApp?.listen({ port: config.managementPort!, hostname: config.host });
+      ready = true;
+      const port = mainApp.server!.port!;
+      const managementPort = managementApp ? managementApp.server!.port! : port;
+      const base = config.publicUrl ?? `http://${config.host}:${port}`;
+      const managementUrl = managementApp ? `http://${config.host}:${managementPort}` : base;
+      return { url: base, managementUrl, port, managementPort };
+    },
+    async stop({ deadlineMs = config.shutdownTimeoutMs } = {}) {
+      if (stopped) return;
+      stopped = true;
+      ready = false;
+      await Promise.all([mainApp.stop(), managementApp?.stop()]);
+      const deadline = Date.now() + deadlineMs;
+      while (pool.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10);
+      await pool.close();
+      ctx.commit.flush();
+      db.close();
+    },
+  };
+}
