@@ -1,3 +1,4 @@
+import type { Elysia } from "elysia";
 import { AccountRegistry } from "./accounts/accounts.ts";
 import { AccountStore } from "./accounts/store.ts";
 import type { AppContext } from "./app-context.ts";
@@ -52,9 +53,15 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   let ready = false;
   const pool = new WorkerPool(config.workers, () => {}, log, () => clock.now());
 
-  const messaging = [signingKeyRoutes(ctx)];
-  const management: ReturnType<typeof signingKeyRoutes>[] = [];
-  const control = [healthRoutes({ ready: () => ready })];
+  type Plugin = Elysia<any, any, any, any, any, any, any>;
+  const messaging: Plugin[] = [signingKeyRoutes(ctx)];
+  const management: Plugin[] = [];
+  const control: Plugin[] = [healthRoutes({ ready: () => ready })];
+  /** Work to do at shutdown after deliveries stopped and before the database closes. */
+  const onStop: Array<() => void | Promise<void>> = [];
+
+  // management-domain:start
+  // management-domain:end
 
   const separateManagement = config.managementPort !== null;
   const mainApp = buildHttpApp([...control, ...messaging, ...(separateManagement ? [] : management)], log);
@@ -82,6 +89,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       const deadline = Date.now() + deadlineMs;
       while (pool.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10);
       await pool.close();
+      for (const fn of onStop) await fn();
       ctx.commit.flush();
       db.close();
     },

@@ -1,0 +1,23 @@
+/**
+ * What the messaging engine reports to the usage-metrics engine. Counters are per owner (account
+ * or index id), per metric, per minute; the engine decides how they are stored and rolled up.
+ */
+export interface UsageRecorder {
+  count(owner: string, metric: string, value: number, atMs: number): void;
+}
+
+/** Metric names the messaging engine records for an account. */
+export const MessagingMetric = {
+  /** Every accepted API request that creates messages (publish, enqueue, batch element, schedule trigger). */
+  requests: "msg.requests",
+  created: "msg.created",
+  delivered: "msg.delivered",
+  failed: "msg.failed",
+  retry: "msg.retry",
+  error: "msg.error",
+  canceled: "msg.canceled",
+  /** Bytes received in publish bodies plus bytes sent in deliveries. */
+  bandwidth: "msg.bandwidth",
+  /** Billable messages (every message created, callbacks included). */
+  billable: "msg.billable",
+} as const;

@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ConfigFile } from "../../src/config/config-file.ts";
+import { DEFAULT_ACCOUNT, defaultConfig, type ServerConfig } from "../../src/config/config.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import { silentLogger, type Logger } from "../../src/core/log.ts";
+import { createServer } from "../../src/server.ts";
+
+export interface TestServerOptions {
+  config?: Partial<ServerConfig>;
+  configFile?: ConfigFile;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export const basicAuth = (email: string, apiKey: string) => "Basic " + Buffer.from(`${email}:${apiKey}`).toString("base64");
+
+/** A real svcd on a free port with a fresh temporary database. */
+export async function startTestServer(opts: TestServerOptions = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "svcd-test-"));
+  const config: ServerConfig = {
+    ...defaultConfig(dir),
+    port: 0,
+    dbPath: join(dir, "svcd.sqlite"),
+    logLevel: "warn",
+    shutdownTimeoutMs: 1000,
+    ...opts.config,
+  };
+  const server = createServer(config, { configFile: opts.configFile, clock: opts.clock, logger: opts.logger ?? silentLogger });
+  const running = await server.start();
+  const token = opts.configFile?.accounts?.[0]?.token ?? config.defaultAccount.token;
+  const first = opts.configFile?.accounts?.[0] ?? config.defaultAccount;
+
+  /** Messaging API call with the (first) account's bearer token unless `token` overrides it. */
+  const api = (path: string, init: RequestInit & { token?: string | null } = {}) => {
+    const headers = new Headers(init.headers);
+    const useToken = init.token === undefined ? token : init.token;
+    if (useToken !== null && !headers.has("authorization")) headers.set("authorization", `Bearer ${useToken}`);
+    return fetch(running.url + path, { ...init, headers });
+  };
+  /** Management API call with Basic credentials of the (first) account unless overridden. */
+  const mgmt = (path: string, init: RequestInit & { email?: string; apiKey?: string; noAuth?: boolean } = {}) => {
+    const headers = new Headers(init.headers);
+    if (!init.noAuth && !headers.has("authorization"))
+      headers.set("authorization", basicAuth(init.email ?? first.email, init.apiKey ?? first.apiKey));
+    return fetch(running.managementUrl + path, { ...init, headers });
+  };
+
+  return {
+    server,
+    ctx: server.ctx,
+    dir,
+    config,
+    url: running.url,
+    managementUrl: running.managementUrl,
+    token,
+    api,
+    mgmt,
+    async stop() {
+      await server.stop({ deadlineMs: 500 });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
+export { DEFAULT_ACCOUNT };
