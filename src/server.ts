@@ -8,7 +8,8 @@ import { ManualClock, RealClock, type Clock } from "./core/clock.ts";
 import { DIALECTS } from "./core/dialect.ts";
 import { createLogger, type Logger } from "./core/log.ts";
 import { healthRoutes } from "./control/routes.ts";
-import { WorkerPool } from "./delivery/pool.ts";
+import { createMessagingDomain } from "./messages/domain.ts";
+import type { UsageRecorder } from "./metrics/usage.ts";
 import { buildHttpApp } from "./http/app.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
 import { migrate, openDatabase } from "./store/db.ts";
@@ -51,7 +52,6 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const ctx: AppContext = { config, clock, log, db, dialect, accounts, commit: new GroupCommit(db) };
 
   let ready = false;
-  const pool = new WorkerPool(config.workers, () => {}, log, () => clock.now());
 
   type Plugin = Elysia<any, any, any, any, any, any, any>;
   const messaging: Plugin[] = [signingKeyRoutes(ctx)];
@@ -61,7 +61,11 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const onStop: Array<() => void | Promise<void>> = [];
 
   // management-domain:start
+  const metrics: UsageRecorder = { count() {} };
   // management-domain:end
+
+  const messagingDomain = createMessagingDomain(ctx, metrics);
+  messaging.push(...messagingDomain.routes);
 
   const separateManagement = config.managementPort !== null;
   const mainApp = buildHttpApp([...control, ...messaging, ...(separateManagement ? [] : management)], log);
@@ -71,7 +75,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   return {
     ctx,
     async start() {
-      await pool.ping();
+      await messagingDomain.start();
       mainApp.listen({ port: config.port, hostname: config.host });
       managementApp?.listen({ port: config.managementPort!, hostname: config.host });
       ready = true;
@@ -86,9 +90,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       stopped = true;
       ready = false;
       await Promise.all([mainApp.stop(), managementApp?.stop()]);
-      const deadline = Date.now() + deadlineMs;
-      while (pool.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10);
-      await pool.close();
+      await messagingDomain.drain(deadlineMs);
       for (const fn of onStop) await fn();
       ctx.commit.flush();
       db.close();

@@ -1,8 +1,16 @@
 import { accountMigrations } from "../accounts/schema.ts";
+import { dlqMigrations } from "../dlq/schema.ts";
+import { logMigrations } from "../logs/schema.ts";
+import { messageMigrations } from "../messages/schema.ts";
 import type { Migration } from "./db.ts";
 
 /**
  * Every domain's migrations, in the order they are applied. Ids are namespaced per domain, so a
  * new domain adds its list here without renumbering anyone else's.
  */
-export const MIGRATIONS: readonly Migration[] = [...accountMigrations];
+export const MIGRATIONS: readonly Migration[] = [
+  ...accountMigrations,
+  ...messageMigrations,
+  ...logMigrations,
+  ...dlqMigrations,
+];

@@ -1,0 +1,194 @@
+import type { AppContext } from "../app-context.ts";
+import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import type { MessageRecord } from "../messages/model.ts";
+import type { MessageStore } from "../messages/store.ts";
+import { buildJob } from "./job.ts";
+import type { WorkerPool } from "./pool.ts";
+import { decideAfterAttempt } from "./retry-policy.ts";
+import type { DeliveryOutcome } from "./worker-protocol.ts";
+
+const CLAIM_BATCH = 512;
+
+interface InFlight {
+  message: MessageRecord;
+  ticket: number;
+}
+
+/**
+ * The main thread's half of delivery: finds due messages through the `dispatch_at` index, claims
+ * them, hands them to the workers and records each outcome. Publishing wakes it; a clock timer
+ * wakes it for the earliest future message. It never polls.
+ */
+export class Dispatcher {
+  private readonly inFlight = new Map<number, InFlight>();
+  private readonly ticketOf = new Map<string, number>();
+  private outcomes: DeliveryOutcome[] = [];
+  private nextTicket = 1;
+  private pumpScheduled = false;
+  private outcomesScheduled = false;
+  private timerAt = Infinity;
+  private cancelTimer: (() => void) | null = null;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly claimTx;
+  private readonly outcomeTx;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly store: MessageStore,
+    private readonly lifecycle: MessageLifecycle,
+    private readonly pool: WorkerPool,
+    private readonly maxInFlight = 2048,
+  ) {
+    this.claimTx = ctx.db.transaction((nowMs: number, limit: number) => {
+      const due = store.due(nowMs, limit);
+      for (const m of due) {
+        store.claim(m.id);
+        lifecycle.activated(m, nowMs);
+      }
+      return due;
+    });
+    this.outcomeTx = ctx.db.transaction((batch: DeliveryOutcome[]) => {
+      for (const outcome of batch) this.record(outcome);
+    });
+    ctx.clock.onAdvance(() => this.wake());
+  }
+
+  /** After a restart, messages that were in flight are due again (delivery is at least once). */
+  recover(): number {
+    return this.store.recoverInFlight(this.ctx.clock.now());
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  wake(): void {
+    if (this.pumpScheduled || this.stopped) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Forgets an in-flight attempt whose message was cancelled: its late outcome is ignored. */
+  forget(messageId: string): void {
+    const ticket = this.ticketOf.get(messageId);
+    if (ticket === undefined) return;
+    this.ticketOf.delete(messageId);
+    this.inFlight.delete(ticket);
+  }
+
+  isInFlight(messageId: string): boolean {
+    return this.ticketOf.has(messageId);
+  }
+
+  /** Resolves once nothing is due now and nothing is in flight. */
+  whenIdle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.wake();
+    });
+  }
+
+  onOutcome = (outcome: DeliveryOutcome): void => {
+    this.outcomes.push(outcome);
+    if (this.outcomesScheduled) return;
+    this.outcomesScheduled = true;
+    setImmediate(() => this.flushOutcomes());
+  };
+
+  flushOutcomes(): void {
+    this.outcomesScheduled = false;
+    const batch = this.outcomes;
+    this.outcomes = [];
+    if (batch.length > 0) this.outcomeTx(batch);
+    this.wake();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelTimer?.();
+  }
+
+  private pump(): void {
+    if (this.stopped) return;
+    const now = this.ctx.clock.now();
+    let room = this.maxInFlight - this.inFlight.size;
+    while (room > 0) {
+      const claimed = this.claimTx(now, Math.min(room, CLAIM_BATCH)) as MessageRecord[];
+      for (const m of claimed) this.submit(m);
+      room -= claimed.length;
+      if (claimed.length < CLAIM_BATCH) break;
+    }
+    this.armTimer(now);
+    this.notifyIdle(now);
+  }
+
+  private submit(m: MessageRecord): void {
+    const account = this.ctx.accounts.byId(m.accountId);
+    const ticket = this.nextTicket++;
+    this.inFlight.set(ticket, { message: m, ticket });
+    this.ticketOf.set(m.id, ticket);
+    if (!account) {
+      // The account left the config: the message can never be signed, so it fails visibly.
+      this.onOutcome({ ticket, messageId: m.id, error: "account no longer configured", startedAt: this.ctx.clock.now(), durationMs: 0 });
+      return;
+    }
+    this.pool.submit(buildJob(m, account, this.ctx.dialect, ticket));
+  }
+
+  private record(outcome: DeliveryOutcome): void {
+    const entry = this.inFlight.get(outcome.ticket);
+    if (!entry) return;
+    this.inFlight.delete(outcome.ticket);
+    this.ticketOf.delete(entry.message.id);
+    const m = entry.message;
+    const now = this.ctx.clock.now();
+    this.ctx.log.info("delivery", {
+      messageId: m.id,
+      url: m.url,
+      status: outcome.status ?? outcome.error,
+      attempt: m.retried + 1,
+      ms: Math.round(outcome.durationMs),
+    });
+    const decision = decideAfterAttempt(outcome, {
+      retried: m.retried,
+      maxRetries: m.maxRetries,
+      retryDelayExpr: m.retryDelayExpr,
+      nonRetryableHeader: `${this.ctx.dialect.prefix}-NonRetryable-Error`,
+      delayScale: this.ctx.config.retryDelayScale,
+      nowMs: now,
+    });
+    if (decision.kind === "delivered") this.lifecycle.delivered(m, outcome, now);
+    else if (decision.kind === "retry") this.lifecycle.retrying(m, outcome, decision.at, decision.error, now);
+    else this.lifecycle.failed(m, outcome, decision.error, now);
+  }
+
+  private armTimer(now: number): void {
+    const next = this.store.nextDueAt();
+    if (next === null) return;
+    if (next <= now) {
+      if (this.inFlight.size < this.maxInFlight) this.wake();
+      return;
+    }
+    if (next >= this.timerAt) return;
+    this.cancelTimer?.();
+    this.timerAt = next;
+    this.cancelTimer = this.ctx.clock.at(next, () => {
+      this.timerAt = Infinity;
+      this.cancelTimer = null;
+      this.wake();
+    });
+  }
+
+  private notifyIdle(now: number): void {
+    if (this.idleWaiters.length === 0) return;
+    const next = this.store.nextDueAt();
+    if (this.inFlight.size > 0 || this.outcomes.length > 0 || (next !== null && next <= now)) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,31 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { Dialect } from "../core/dialect.ts";
+import type { MessageRecord } from "../messages/model.ts";
+import type { DeliveryJob } from "./worker-protocol.ts";
+
+/** The request a message becomes: its own headers plus the delivery headers of fidelity.md §3. */
+export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number): DeliveryJob {
+  const p = dialect.prefix;
+  const headers: Array<[string, string]> = [...m.headers];
+  headers.push(["User-Agent", dialect.userAgent]);
+  headers.push([`${p}-Message-Id`, m.id]);
+  headers.push([`${p}-Retried`, String(m.retried)]);
+  if (m.topicName) headers.push([`${p}-Topic-Name`, m.topicName]);
+  if (m.scheduleId) headers.push([`${p}-Schedule-Id`, m.scheduleId]);
+  if (m.callerIp) headers.push([`${p}-Caller-Ip`, m.callerIp]);
+  return {
+    ticket,
+    messageId: m.id,
+    url: m.url,
+    method: m.method,
+    headers,
+    // Copied: the buffer is transferred to the worker and the record may still be needed here.
+    body: m.body.slice(),
+    timeoutMs: m.timeoutMs,
+    signingKey: account.currentSigningKey,
+    issuer: dialect.jwtIssuer,
+    signatureHeader: `${p}-Signature`,
+    maxResponseBytes: account.limits.maxMessageSize,
+    flow: m.flow,
+  };
+}

@@ -1,0 +1,26 @@
+import type { MessageRecord } from "../messages/model.ts";
+
+export interface DlqEntry {
+  seq: number;
+  dlqId: string;
+  failedAt: number;
+  message: MessageRecord;
+  responseStatus?: number;
+  responseHeaders?: Array<[string, string]>;
+  responseBody?: Uint8Array;
+  error?: string;
+}
+
+export interface DlqFilter {
+  messageId?: string;
+  url?: string;
+  topicName?: string;
+  scheduleId?: string;
+  queueName?: string;
+  label?: string;
+  flowControlKey?: string;
+  callerIp?: string;
+  responseStatus?: number;
+  fromDate?: number;
+  toDate?: number;
+}

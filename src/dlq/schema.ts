@@ -1,0 +1,30 @@
+import type { Migration } from "../store/db.ts";
+
+export const dlqMigrations: Migration[] = [
+  {
+    id: "dlq/001-create",
+    sql: `CREATE TABLE dlq (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      dlq_id TEXT NOT NULL UNIQUE,
+      account_id TEXT NOT NULL,
+      message_id TEXT NOT NULL,
+      failed_at INTEGER NOT NULL,
+      url TEXT NOT NULL,
+      topic_name TEXT,
+      queue_name TEXT,
+      schedule_id TEXT,
+      label TEXT,
+      flow_key TEXT,
+      caller_ip TEXT,
+      response_status INTEGER,
+      -- the failed message as it was stored (without its body), to show and to retry it
+      message TEXT NOT NULL,
+      body BLOB NOT NULL,
+      response_headers TEXT,
+      response_body BLOB,
+      error TEXT
+    );
+    CREATE INDEX dlq_account ON dlq (account_id, seq);
+    CREATE INDEX dlq_failed_at ON dlq (failed_at);`,
+  },
+];

@@ -1,0 +1,65 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { AppContext } from "../app-context.ts";
+import { newMessageId } from "../core/ids.ts";
+import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import type { MessageRecord } from "../messages/model.ts";
+import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
+import type { DlqStore } from "./store.ts";
+
+/**
+ * Re-publishing a dead letter: a new message with the stored content; configuration headers
+ * given on the retry request override the stored settings.
+ */
+export class DlqService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly store: DlqStore,
+    private readonly lifecycle: MessageLifecycle,
+    private readonly wake: () => void,
+  ) {}
+
+  /** Returns the new message id, or undefined when the entry does not exist. */
+  async retry(account: Account, dlqIds: string[], headers: Headers): Promise<Array<string | undefined>> {
+    const now = this.ctx.clock.now();
+    const src = new ConfigSource(this.ctx.dialect, headers, new URLSearchParams());
+    const overrides = parsePublishOptions(src, account.limits, now);
+    const given = (suffix: string) => src.get(suffix) !== undefined;
+    const ids = await this.ctx.commit.run(() =>
+      dlqIds.map((dlqId) => {
+        const entry = this.store.get(account.id, dlqId);
+        if (!entry) return undefined;
+        const old = entry.message;
+        const notBefore = overrides.notBefore ?? now + overrides.delayMs;
+        const fresh: MessageRecord = {
+          ...old,
+          id: newMessageId(),
+          state: "CREATED",
+          dispatchAt: notBefore,
+          notBefore,
+          createdAt: now,
+          retried: 0,
+          maxRetries: given("Retries") ? overrides.retries : old.maxRetries,
+          method: given("Method") ? overrides.method : old.method,
+          timeoutMs: given("Timeout") ? overrides.timeoutMs! : old.timeoutMs,
+          retryDelayExpr: given("Retry-Delay") ? overrides.retryDelayExpr : old.retryDelayExpr,
+          callback: given("Callback") ? overrides.callback : old.callback,
+          failureCallback: given("Failure-Callback") ? overrides.failureCallback : old.failureCallback,
+          label: given("Label") ? overrides.label : old.label,
+          headers: mergeHeaders(old.headers, overrides.headers),
+        };
+        this.store.delete(account.id, dlqId);
+        this.lifecycle.accept(fresh, now);
+        return fresh.id;
+      }),
+    );
+    this.wake();
+    return ids;
+  }
+}
+
+function mergeHeaders(base: Array<[string, string]>, override: Array<[string, string]>): Array<[string, string]> {
+  const out = new Map(base.map(([k, v]) => [k.toLowerCase(), [k, v] as [string, string]]));
+  // The retry request's own Content-Type describes that request, not the stored message.
+  for (const [k, v] of override) if (k.toLowerCase() !== "content-type") out.set(k.toLowerCase(), [k, v]);
+  return [...out.values()];
+}

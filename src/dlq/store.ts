@@ -1,0 +1,124 @@
+import type { Database } from "bun:sqlite";
+import { fromRow, toRow } from "../messages/store.ts";
+import type { MessageRecord } from "../messages/model.ts";
+import type { DlqEntry, DlqFilter } from "./model.ts";
+
+interface DlqRow {
+  seq: number;
+  dlq_id: string;
+  failed_at: number;
+  message: string;
+  body: Uint8Array;
+  response_status: number | null;
+  response_headers: string | null;
+  response_body: Uint8Array | null;
+  error: string | null;
+}
+
+function toEntry(r: DlqRow): DlqEntry {
+  const stored = JSON.parse(r.message);
+  return {
+    seq: r.seq,
+    dlqId: r.dlq_id,
+    failedAt: r.failed_at,
+    message: fromRow({ ...stored, body: r.body }),
+    responseStatus: r.response_status ?? undefined,
+    responseHeaders: r.response_headers ? JSON.parse(r.response_headers) : undefined,
+    responseBody: r.response_body ?? undefined,
+    error: r.error ?? undefined,
+  };
+}
+
+export class DlqStore {
+  private readonly insertStmt;
+  private readonly getStmt;
+  private readonly deleteStmt;
+  private readonly countStmt;
+
+  constructor(private readonly db: Database) {
+    this.insertStmt = db.prepare(
+      `INSERT INTO dlq (dlq_id, account_id, message_id, failed_at, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, response_status, message, body, response_headers, response_body, error)
+       VALUES ($dlq_id, $account_id, $message_id, $failed_at, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $response_status, $message, $body, $response_headers, $response_body, $error)`,
+    );
+    this.getStmt = db.prepare<DlqRow, [string, string]>("SELECT * FROM dlq WHERE dlq_id = ? AND account_id = ?");
+    this.deleteStmt = db.prepare("DELETE FROM dlq WHERE dlq_id = ? AND account_id = ?");
+    this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM dlq WHERE account_id = ?");
+  }
+
+  insert(entry: Omit<DlqEntry, "seq">): void {
+    const m: MessageRecord = entry.message;
+    const { body, ...rest } = toRow(m);
+    this.insertStmt.run({
+      dlq_id: entry.dlqId,
+      account_id: m.accountId,
+      message_id: m.id,
+      failed_at: entry.failedAt,
+      url: m.url,
+      topic_name: m.topicName ?? null,
+      queue_name: m.queueName ?? null,
+      schedule_id: m.scheduleId ?? null,
+      label: m.label ?? null,
+      flow_key: m.flow?.key ?? null,
+      caller_ip: m.callerIp ?? null,
+      response_status: entry.responseStatus ?? null,
+      message: JSON.stringify(rest),
+      body,
+      response_headers: entry.responseHeaders ? JSON.stringify(entry.responseHeaders) : null,
+      response_body: entry.responseBody ?? null,
+      error: entry.error ?? null,
+    } as never);
+  }
+
+  get(accountId: string, dlqId: string): DlqEntry | undefined {
+    const row = this.getStmt.get(dlqId, accountId);
+    return row ? toEntry(row) : undefined;
+  }
+
+  delete(accountId: string, dlqId: string): boolean {
+    return this.deleteStmt.run(dlqId, accountId).changes > 0;
+  }
+
+  count(accountId: string): number {
+    return this.countStmt.get(accountId)?.n ?? 0;
+  }
+
+  /** Newest first; `beforeSeq` is the cursor of the previous page. */
+  list(accountId: string, filter: DlqFilter, beforeSeq: number | null, limit: number): DlqEntry[] {
+    const where = ["account_id = $account"];
+    const params: Record<string, string | number> = { account: accountId, limit };
+    const columns: Array<[keyof DlqFilter, string, string]> = [
+      ["messageId", "message_id", "="],
+      ["url", "url", "="],
+      ["topicName", "topic_name", "="],
+      ["scheduleId", "schedule_id", "="],
+      ["queueName", "queue_name", "="],
+      ["label", "label", "="],
+      ["flowControlKey", "flow_key", "="],
+      ["callerIp", "caller_ip", "="],
+      ["responseStatus", "response_status", "="],
+      ["fromDate", "failed_at", ">="],
+      ["toDate", "failed_at", "<="],
+    ];
+    for (const [key, column, op] of columns) {
+      const value = filter[key];
+      if (value === undefined) continue;
+      where.push(`${column} ${op} $${key}`);
+      params[key] = value;
+    }
+    if (beforeSeq !== null) {
+      where.push("seq < $before");
+      params.before = beforeSeq;
+    }
+    const sql = `SELECT * FROM dlq WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $limit`;
+    return this.db.query<DlqRow, Record<string, string | number>>(sql).all(params).map(toEntry);
+  }
+
+  /** Drops entries that failed before `beforeMs` (plan retention), for one account. */
+  prune(accountId: string, beforeMs: number): number {
+    return this.db.query("DELETE FROM dlq WHERE account_id = ? AND failed_at < ?").run(accountId, beforeMs).changes;
+  }
+
+  deleteAccount(accountId: string): void {
+    this.db.query("DELETE FROM dlq WHERE account_id = ?").run(accountId);
+  }
+}

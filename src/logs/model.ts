@@ -1,0 +1,46 @@
+export const EVENT_STATES = [
+  "CREATED",
+  "ACTIVE",
+  "RETRY",
+  "ERROR",
+  "DELIVERED",
+  "FAILED",
+  "CANCEL_REQUESTED",
+  "CANCELED",
+] as const;
+export type EventState = (typeof EVENT_STATES)[number];
+
+export interface EventRecord {
+  time: number;
+  accountId: string;
+  messageId: string;
+  state: EventState;
+  url: string;
+  topicName?: string;
+  endpointName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  label?: string;
+  flowControlKey?: string;
+  error?: string;
+  nextDeliveryTime?: number;
+  method?: string;
+  maxRetries?: number;
+  header?: Array<[string, string]>;
+  body?: Uint8Array;
+  responseStatus?: number;
+  responseBody?: Uint8Array;
+}
+
+export interface EventFilter {
+  messageId?: string;
+  states?: EventState[];
+  url?: string;
+  topicName?: string;
+  scheduleId?: string;
+  queueName?: string;
+  label?: string;
+  flowControlKey?: string;
+  fromDate?: number;
+  toDate?: number;
+}

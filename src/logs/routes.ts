@@ -1,0 +1,76 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../app-context.ts";
+import { badRequest } from "../core/errors.ts";
+import { messagingAuth } from "../http/auth.ts";
+import { optionalInt, optionalString, parseCursor } from "../http/query.ts";
+import { compact, headerMap } from "../messages/views.ts";
+import { toBase64 } from "../util/base64.ts";
+import { EVENT_STATES, type EventFilter, type EventRecord, type EventState } from "./model.ts";
+import type { EventStore } from "./store.ts";
+
+const IN_PROGRESS: EventState[] = ["ACTIVE", "RETRY", "ERROR"];
+
+function eventView(e: EventRecord) {
+  return compact({
+    time: e.time,
+    messageId: e.messageId,
+    state: e.state,
+    url: e.url,
+    error: e.error,
+    nextDeliveryTime: e.nextDeliveryTime,
+    topicName: e.topicName,
+    endpointName: e.endpointName,
+    scheduleId: e.scheduleId,
+    queueName: e.queueName,
+    header: e.header ? headerMap(e.header) : undefined,
+    body: e.body ? toBase64(e.body) : undefined,
+    responseStatus: e.responseStatus,
+    responseBody: e.responseBody ? toBase64(e.responseBody) : undefined,
+    method: e.method,
+    maxRetries: e.maxRetries,
+    label: e.label,
+    flowControlKey: e.flowControlKey,
+  });
+}
+
+function parseStates(value: unknown): EventState[] | undefined {
+  const text = optionalString(value, "state");
+  if (text === undefined) return undefined;
+  if (text === "IN_PROGRESS") return IN_PROGRESS;
+  if (!(EVENT_STATES as readonly string[]).includes(text))
+    throw badRequest(`invalid state "${text.slice(0, 40)}": one of ${EVENT_STATES.join(", ")} or IN_PROGRESS`);
+  return [text as EventState];
+}
+
+/** `GET /v2/events` and `GET /v2/logs`: the event log, newest first, with filters and a cursor. */
+export function logRoutes(ctx: AppContext, events: EventStore) {
+  const list = (accountId: string, query: Record<string, string | undefined>) => {
+    const filter: EventFilter = {
+      messageId: optionalString(query.messageId, "messageId"),
+      states: parseStates(query.state),
+      url: optionalString(query.url, "url"),
+      topicName: optionalString(query.topicName, "topicName"),
+      scheduleId: optionalString(query.scheduleId, "scheduleId"),
+      queueName: optionalString(query.queueName, "queueName"),
+      label: optionalString(query.label, "label"),
+      flowControlKey: optionalString(query.flowControlKey, "flowControlKey"),
+      fromDate: optionalInt(query.fromDate, "fromDate"),
+      toDate: optionalInt(query.toDate, "toDate"),
+    };
+    const count = optionalInt(query.count, "count", { min: 1, max: 1000 }) ?? 100;
+    const rows = events.list(accountId, filter, parseCursor(query.cursor), count);
+    const entries = rows.map(eventView);
+    const cursor = rows.length === count ? String(rows[rows.length - 1]!.seq) : undefined;
+    return { cursor, entries };
+  };
+  return new Elysia()
+    .use(messagingAuth(ctx.accounts, ctx.dialect))
+    .get("/v2/events", ({ account, query }) => {
+      const { cursor, entries } = list(account.id, query);
+      return compact({ cursor, events: entries });
+    }, { detail: { summary: "List message events (logs), newest first" } })
+    .get("/v2/logs", ({ account, query }) => {
+      const { cursor, entries } = list(account.id, query);
+      return compact({ cursor, logs: entries, events: entries });
+    }, { detail: { summary: "List message logs, newest first" } });
+}

@@ -1,0 +1,26 @@
+import type { Migration } from "../store/db.ts";
+
+export const logMigrations: Migration[] = [
+  {
+    id: "logs/001-create",
+    sql: `CREATE TABLE events (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      account_id TEXT NOT NULL,
+      time INTEGER NOT NULL,
+      message_id TEXT NOT NULL,
+      state TEXT NOT NULL,
+      url TEXT NOT NULL,
+      topic_name TEXT,
+      queue_name TEXT,
+      schedule_id TEXT,
+      label TEXT,
+      flow_key TEXT,
+      -- error, nextDeliveryTime, endpointName, method, maxRetries, header, responseStatus
+      data TEXT NOT NULL,
+      body BLOB,
+      response_body BLOB
+    );
+    CREATE INDEX events_account ON events (account_id, seq);
+    CREATE INDEX events_message ON events (message_id);`,
+  },
+];

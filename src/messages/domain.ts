@@ -1,0 +1,54 @@
+import type { AppContext } from "../app-context.ts";
+import { Dispatcher } from "../delivery/dispatcher.ts";
+import { WorkerPool } from "../delivery/pool.ts";
+import { dlqRoutes } from "../dlq/routes.ts";
+import { DlqService } from "../dlq/service.ts";
+import { DlqStore } from "../dlq/store.ts";
+import { logRoutes } from "../logs/routes.ts";
+import { EventStore } from "../logs/store.ts";
+import type { UsageRecorder } from "../metrics/usage.ts";
+import { CancelService } from "./cancel.ts";
+import { MessageLifecycle } from "./lifecycle.ts";
+import { PublishService } from "./publish.ts";
+import { messageRoutes } from "./routes.ts";
+import { MessageStore } from "./store.ts";
+
+/** Wires the messaging engine: stores, lifecycle, workers, dispatcher, services and routes. */
+export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
+  const messages = new MessageStore(ctx.db);
+  const events = new EventStore(ctx.db);
+  const dlq = new DlqStore(ctx.db);
+  const lifecycle = new MessageLifecycle(messages, events, dlq, metrics);
+  let dispatcher: Dispatcher | undefined;
+  const pool = new WorkerPool(ctx.config.workers, (o) => dispatcher!.onOutcome(o), ctx.log, () => ctx.clock.now());
+  dispatcher = new Dispatcher(ctx, messages, lifecycle, pool);
+  const wake = () => dispatcher!.wake();
+  const publisher = new PublishService(ctx, lifecycle, metrics, wake);
+  const cancels = new CancelService(ctx, messages, lifecycle, dispatcher);
+  const dlqService = new DlqService(ctx, dlq, lifecycle, wake);
+  ctx.clock.onAdvance((nowMs) => pool.broadcast({ type: "clock", nowMs }));
+
+  return {
+    stores: { messages, events, dlq },
+    lifecycle,
+    pool,
+    dispatcher,
+    publisher,
+    routes: [messageRoutes(ctx, publisher, messages, cancels), dlqRoutes(ctx, dlq, dlqService), logRoutes(ctx, events)],
+    /** Workers answer, in-flight messages of a previous run are due again, delivery starts. */
+    async start() {
+      await pool.ping();
+      const recovered = dispatcher.recover();
+      if (recovered > 0) ctx.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
+      dispatcher.wake();
+    },
+    /** Stops dispatching, lets in-flight attempts finish until the deadline, records their outcomes. */
+    async drain(deadlineMs: number) {
+      dispatcher.stop();
+      const deadline = Date.now() + deadlineMs;
+      while (pool.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10);
+      await pool.close();
+      dispatcher.flushOutcomes();
+    },
+  };
+}

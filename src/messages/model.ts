@@ -1,0 +1,50 @@
+import type { FlowControl } from "../delivery/worker-protocol.ts";
+
+/** How a callback or failure callback of a message is to be published. */
+export interface CallbackSpec {
+  url: string;
+  method: string;
+  timeoutMs?: number;
+  retries?: number;
+  delayMs?: number;
+  retryDelayExpr?: string;
+  headers: Array<[string, string]>;
+}
+
+export type MessageKind = "message" | "callback" | "failure-callback";
+
+/**
+ * Waiting states of a stored message. A message leaves the table when it is delivered, failed
+ * (then it lives on in the DLQ) or cancelled; its history stays in the event log.
+ * PARKED: waits behind others in a queue or flow-control lane; not dispatchable until promoted.
+ */
+export type MessageState = "CREATED" | "RETRY" | "ACTIVE" | "PARKED";
+
+export interface MessageRecord {
+  id: string;
+  accountId: string;
+  kind: MessageKind;
+  state: MessageState;
+  /** When the dispatcher may pick it up; null while in flight or parked. */
+  dispatchAt: number | null;
+  notBefore: number;
+  createdAt: number;
+  retried: number;
+  maxRetries: number;
+  url: string;
+  method: string;
+  /** Headers sent to the destination, forward prefixes already stripped. */
+  headers: Array<[string, string]>;
+  body: Uint8Array;
+  timeoutMs: number;
+  retryDelayExpr?: string;
+  topicName?: string;
+  endpointName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  callerIp?: string;
+  label?: string;
+  flow?: FlowControl;
+  callback?: CallbackSpec;
+  failureCallback?: CallbackSpec;
+}

@@ -1,0 +1,134 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { AppContext } from "../app-context.ts";
+import { newMessageId } from "../core/ids.ts";
+import { notFound } from "../core/errors.ts";
+import { MessagingMetric, type UsageRecorder } from "../metrics/usage.ts";
+import { ConfigSource, parsePublishOptions, type PublishOptions } from "./options.ts";
+import type { Destination } from "./destination.ts";
+import type { MessageLifecycle } from "./lifecycle.ts";
+import type { MessageRecord } from "./model.ts";
+
+/** One delivery address a publish fans out to. */
+export interface Target {
+  url: string;
+  topicName?: string;
+  endpointName?: string;
+}
+
+/** Resolves a URL Group name to its endpoints and default headers; undefined when unknown. */
+export type GroupResolver = (account: Account, name: string) => { targets: Target[]; defaults: Headers } | undefined;
+
+export interface PublishInput {
+  account: Account;
+  destination: Destination;
+  headers: Headers;
+  query: URLSearchParams;
+  body: Uint8Array;
+  callerIp?: string;
+  /** Set by the enqueue route; wins over any queue header. */
+  queueName?: string;
+  scheduleId?: string;
+}
+
+export interface PublishedMessage {
+  messageId: string;
+  url: string;
+  deduplicated?: boolean;
+}
+
+export interface PublishResult {
+  /** 200, or 202 when every message was a duplicate. */
+  status: number;
+  /** A single object for a URL, an array for a URL Group. */
+  body: PublishedMessage | PublishedMessage[];
+}
+
+/**
+ * Deduplication seam: given the messages about to be stored, returns for each either undefined
+ * (store it) or the id of the original it duplicates. Runs inside the publishing transaction.
+ */
+export type Deduplicator = (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Array<string | undefined>;
+
+export class PublishService {
+  resolveGroup: GroupResolver = () => undefined;
+  deduplicate: Deduplicator = (messages) => messages.map(() => undefined);
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly lifecycle: MessageLifecycle,
+    private readonly metrics: UsageRecorder,
+    private readonly wake: () => void,
+  ) {}
+
+  /** Validates, builds and durably stores the messages; resolves only after the commit. */
+  async publish(input: PublishInput): Promise<PublishResult> {
+    const { messages, options, isGroup } = this.prepare(input);
+    const now = this.ctx.clock.now();
+    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now));
+    this.wake();
+    const allDuplicates = results.every((r) => r.deduplicated);
+    return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
+  }
+
+  /** Everything short of storing: validation, destination resolution, message records. */
+  prepare(input: PublishInput): { messages: MessageRecord[]; options: PublishOptions; isGroup: boolean } {
+    const now = this.ctx.clock.now();
+    let targets: Target[];
+    let defaults: Headers | undefined;
+    if (input.destination.kind === "url") targets = [{ url: input.destination.url }];
+    else {
+      const group = this.resolveGroup(input.account, input.destination.name);
+      if (!group) throw notFound(`URL Group "${input.destination.name}" not found`);
+      targets = group.targets;
+      defaults = group.defaults;
+    }
+    const source = new ConfigSource(this.ctx.dialect, input.headers, input.query, defaults);
+    const options = parsePublishOptions(source, input.account.limits, now);
+    if (input.queueName) options.queueName = input.queueName;
+    const messages = targets.map((t) => this.buildMessage(input, options, t, now));
+    return { messages, options, isGroup: input.destination.kind === "group" };
+  }
+
+  /** Runs inside a transaction: stores each message unless it is a duplicate. */
+  store(messages: MessageRecord[], options: PublishOptions, input: PublishInput, now: number): PublishedMessage[] {
+    const duplicates = this.deduplicate(messages, options, now);
+    this.metrics.count(input.account.id, MessagingMetric.requests, 1, now);
+    if (input.body.length > 0) this.metrics.count(input.account.id, MessagingMetric.bandwidth, input.body.length, now);
+    return messages.map((m, i) => {
+      const original = duplicates[i];
+      if (original) return { messageId: original, url: m.url, deduplicated: true };
+      this.lifecycle.accept(m, now);
+      return { messageId: m.id, url: m.url };
+    });
+  }
+
+  private buildMessage(input: PublishInput, o: PublishOptions, target: Target, now: number): MessageRecord {
+    const notBefore = o.notBefore ?? now + o.delayMs;
+    return {
+      id: newMessageId(),
+      accountId: input.account.id,
+      kind: "message",
+      state: "CREATED",
+      dispatchAt: notBefore,
+      notBefore,
+      createdAt: now,
+      retried: 0,
+      maxRetries: o.retries,
+      url: target.url,
+      method: o.method,
+      headers: o.headers,
+      body: input.body,
+      timeoutMs: o.timeoutMs ?? input.account.limits.maxTimeoutMs,
+      retryDelayExpr: o.retryDelayExpr,
+      topicName: target.topicName,
+      endpointName: target.endpointName,
+      queueName: o.queueName,
+      scheduleId: input.scheduleId,
+      callerIp: input.callerIp,
+      label: o.label,
+      flow: o.flow,
+      callback: o.callback,
+      failureCallback: o.failureCallback,
+    };
+  }
+}

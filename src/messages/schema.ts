@@ -1,0 +1,35 @@
+import type { Migration } from "../store/db.ts";
+
+export const messageMigrations: Migration[] = [
+  {
+    id: "messages/001-create",
+    sql: `CREATE TABLE messages (
+      id TEXT PRIMARY KEY,
+      account_id TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      state TEXT NOT NULL,
+      dispatch_at INTEGER,
+      not_before INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      retried INTEGER NOT NULL DEFAULT 0,
+      max_retries INTEGER NOT NULL,
+      url TEXT NOT NULL,
+      method TEXT NOT NULL,
+      headers TEXT NOT NULL,
+      body BLOB NOT NULL,
+      topic_name TEXT,
+      queue_name TEXT,
+      schedule_id TEXT,
+      caller_ip TEXT,
+      label TEXT,
+      flow_key TEXT,
+      -- rarely filtered settings: timeout, retry expression, endpoint name, flow values, callbacks
+      extra TEXT NOT NULL
+    );
+    -- the dispatcher's only way in: due messages by time, never a scan
+    CREATE INDEX messages_due ON messages (dispatch_at) WHERE dispatch_at IS NOT NULL;
+    -- in flight at a crash: found again at start
+    CREATE INDEX messages_active ON messages (state) WHERE state = 'ACTIVE';
+    CREATE INDEX messages_account ON messages (account_id, created_at);`,
+  },
+];

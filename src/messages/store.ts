@@ -1,0 +1,189 @@
+import type { Database } from "bun:sqlite";
+import type { MessageRecord, MessageState } from "./model.ts";
+
+export interface MessageRow {
+  id: string;
+  account_id: string;
+  kind: string;
+  state: string;
+  dispatch_at: number | null;
+  not_before: number;
+  created_at: number;
+  retried: number;
+  max_retries: number;
+  url: string;
+  method: string;
+  headers: string;
+  body: Uint8Array;
+  topic_name: string | null;
+  queue_name: string | null;
+  schedule_id: string | null;
+  caller_ip: string | null;
+  label: string | null;
+  flow_key: string | null;
+  extra: string;
+}
+
+type Extra = Pick<MessageRecord, "timeoutMs" | "retryDelayExpr" | "endpointName" | "flow" | "callback" | "failureCallback">;
+
+export function toRow(m: MessageRecord): MessageRow {
+  const extra: Extra = {
+    timeoutMs: m.timeoutMs,
+    retryDelayExpr: m.retryDelayExpr,
+    endpointName: m.endpointName,
+    flow: m.flow,
+    callback: m.callback,
+    failureCallback: m.failureCallback,
+  };
+  return {
+    id: m.id,
+    account_id: m.accountId,
+    kind: m.kind,
+    state: m.state,
+    dispatch_at: m.dispatchAt,
+    not_before: m.notBefore,
+    created_at: m.createdAt,
+    retried: m.retried,
+    max_retries: m.maxRetries,
+    url: m.url,
+    method: m.method,
+    headers: JSON.stringify(m.headers),
+    body: m.body,
+    topic_name: m.topicName ?? null,
+    queue_name: m.queueName ?? null,
+    schedule_id: m.scheduleId ?? null,
+    caller_ip: m.callerIp ?? null,
+    label: m.label ?? null,
+    flow_key: m.flow?.key ?? null,
+    extra: JSON.stringify(extra),
+  };
+}
+
+export function fromRow(r: MessageRow): MessageRecord {
+  const extra = JSON.parse(r.extra) as Extra;
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    kind: r.kind as MessageRecord["kind"],
+    state: r.state as MessageState,
+    dispatchAt: r.dispatch_at,
+    notBefore: r.not_before,
+    createdAt: r.created_at,
+    retried: r.retried,
+    maxRetries: r.max_retries,
+    url: r.url,
+    method: r.method,
+    headers: JSON.parse(r.headers),
+    body: r.body,
+    topicName: r.topic_name ?? undefined,
+    queueName: r.queue_name ?? undefined,
+    scheduleId: r.schedule_id ?? undefined,
+    callerIp: r.caller_ip ?? undefined,
+    label: r.label ?? undefined,
+    ...extra,
+  };
+}
+
+const COLUMNS =
+  "id, account_id, kind, state, dispatch_at, not_before, created_at, retried, max_retries, url, method, headers, body, topic_name, queue_name, schedule_id, caller_ip, label, flow_key, extra";
+
+export interface MessageFilter {
+  topicName?: string;
+  queueName?: string;
+  url?: string;
+  label?: string;
+  flowControlKey?: string;
+  scheduleId?: string;
+  callerIp?: string;
+  fromDate?: number;
+  toDate?: number;
+}
+
+/** Statements over live (not yet finished) messages. */
+export class MessageStore {
+  private readonly insertStmt;
+  private readonly getStmt;
+  private readonly dueStmt;
+  private readonly claimStmt;
+  private readonly rescheduleStmt;
+  private readonly deleteStmt;
+  private readonly nextDueStmt;
+  private readonly recoverStmt;
+  private readonly setDispatchStmt;
+
+  constructor(private readonly db: Database) {
+    this.insertStmt = db.prepare(
+      `INSERT INTO messages (${COLUMNS}) VALUES (${COLUMNS.split(", ").map((c) => "$" + c).join(", ")})`,
+    );
+    this.getStmt = db.prepare<MessageRow, [string, string]>("SELECT * FROM messages WHERE id = ? AND account_id = ?");
+    this.dueStmt = db.prepare<MessageRow, [number, number]>(
+      "SELECT * FROM messages WHERE dispatch_at IS NOT NULL AND dispatch_at <= ? ORDER BY dispatch_at LIMIT ?",
+    );
+    this.claimStmt = db.prepare("UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL WHERE id = ?");
+    this.rescheduleStmt = db.prepare(
+      "UPDATE messages SET state = ?, dispatch_at = ?, retried = ? WHERE id = ?",
+    );
+    this.setDispatchStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
+    this.deleteStmt = db.prepare("DELETE FROM messages WHERE id = ?");
+    this.nextDueStmt = db.prepare<{ t: number | null }, []>(
+      "SELECT MIN(dispatch_at) AS t FROM messages WHERE dispatch_at IS NOT NULL",
+    );
+    this.recoverStmt = db.prepare(
+      "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'ACTIVE'",
+    );
+  }
+
+  insert(m: MessageRecord): void {
+    this.insertStmt.run(toRow(m) as never);
+  }
+  get(accountId: string, id: string): MessageRecord | undefined {
+    const row = this.getStmt.get(id, accountId);
+    return row ? fromRow(row) : undefined;
+  }
+  /** Due messages, oldest due first; the caller claims them in the same transaction. */
+  due(nowMs: number, limit: number): MessageRecord[] {
+    return this.dueStmt.all(nowMs, limit).map(fromRow);
+  }
+  claim(id: string): void {
+    this.claimStmt.run(id);
+  }
+  reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
+    this.rescheduleStmt.run(state, dispatchAt, retried, id);
+  }
+  setDispatch(id: string, state: MessageState, dispatchAt: number | null): void {
+    this.setDispatchStmt.run(state, dispatchAt, id);
+  }
+  delete(id: string): boolean {
+    return this.deleteStmt.run(id).changes > 0;
+  }
+  nextDueAt(): number | null {
+    return this.nextDueStmt.get()?.t ?? null;
+  }
+  /** Messages that were in flight when the process stopped become due again at `nowMs`. */
+  recoverInFlight(nowMs: number): number {
+    return this.recoverStmt.run(nowMs).changes;
+  }
+
+  /** Live messages of an account matching every given filter (for bulk cancel). */
+  find(accountId: string, filter: MessageFilter, limit: number): MessageRecord[] {
+    const where = ["account_id = $account"];
+    const params: Record<string, string | number> = { account: accountId, limit };
+    const add = (column: string, key: keyof MessageFilter, op = "=") => {
+      const value = filter[key];
+      if (value === undefined) return;
+      where.push(`${column} ${op} $${key}`);
+      params[key] = value;
+    };
+    add("topic_name", "topicName");
+    add("queue_name", "queueName");
+    add("url", "url");
+    add("label", "label");
+    add("flow_key", "flowControlKey");
+    add("schedule_id", "scheduleId");
+    add("caller_ip", "callerIp");
+    add("created_at", "fromDate", ">=");
+    add("created_at", "toDate", "<=");
+    const sql = `SELECT * FROM messages WHERE ${where.join(" AND ")} ORDER BY created_at LIMIT $limit`;
+    return this.db.query<MessageRow, Record<string, string | number>>(sql).all(params).map(fromRow);
+  }
+}

@@ -1,0 +1,44 @@
+import { bodyFields } from "../util/base64.ts";
+import { canonicalHeaderName } from "../util/canonical-header.ts";
+import type { MessageRecord } from "./model.ts";
+
+/** `[name, value]` pairs as the `header` maps of the API: canonical name → every value. */
+export function headerMap(pairs: Array<[string, string]> | undefined): Record<string, string[]> {
+  const map: Record<string, string[]> = {};
+  for (const [name, value] of pairs ?? []) (map[canonicalHeaderName(name)] ??= []).push(value);
+  return map;
+}
+
+/** Drops undefined fields, so absent values are left out rather than sent as null. */
+export function compact<T extends Record<string, unknown>>(obj: T): T {
+  for (const key of Object.keys(obj)) if (obj[key] === undefined) delete obj[key];
+  return obj;
+}
+
+/** The message as `GET /v2/messages/{id}` and the DLQ show it (fidelity.md §4). */
+export function messageView(m: MessageRecord) {
+  return compact({
+    messageId: m.id,
+    url: m.url,
+    topicName: m.topicName,
+    endpointName: m.endpointName,
+    method: m.method,
+    header: headerMap(m.headers),
+    ...bodyFields(m.body, "body", "bodyBase64"),
+    maxRetries: m.maxRetries,
+    notBefore: m.notBefore,
+    createdAt: m.createdAt,
+    callback: m.callback?.url,
+    failureCallback: m.failureCallback?.url,
+    queueName: m.queueName,
+    scheduleId: m.scheduleId,
+    callerIP: m.callerIp,
+    label: m.label,
+    labels: m.label ? m.label.split(",").map((l) => l.trim()).filter(Boolean) : undefined,
+    flowControlKey: m.flow?.key,
+    rate: m.flow?.rate,
+    period: m.flow ? Math.round(m.flow.periodMs / 1000) : undefined,
+    parallelism: m.flow?.parallelism,
+    retryDelayExpression: m.retryDelayExpr,
+  });
+}
