@@ -67,6 +67,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const messagingDomain = createMessagingDomain(ctx, metrics);
   messaging.push(...messagingDomain.routes);
 
+  // groups-schedules-queues:start
+  // groups-schedules-queues:end
+
+  // test-double:start
+  // test-double:end
+
   const separateManagement = config.managementPort !== null;
   const mainApp = buildHttpApp([...control, ...messaging, ...(separateManagement ? [] : management)], log);
   const managementApp = separateManagement ? buildHttpApp([...control, ...management], log) : null;
