@@ -1,0 +1,56 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
+
+describe("command line", () => {
+  test("a bad value exits with status 2 and names the flag", async () => {
+    const proc = Bun.spawn([BUN, MAIN, "--port", "abc"], { stdout: "pipe", stderr: "pipe" });
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toContain("--port");
+  });
+
+  test("a bad environment variable exits with status 2 naming it", async () => {
+    const proc = Bun.spawn([BUN, MAIN], { stdout: "pipe", stderr: "pipe", env: { ...process.env, SVC_LOG_FORMAT: "xml" } });
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toContain("SVC_LOG_FORMAT");
+  });
+
+  test("--help lists the flags and exits 0", async () => {
+    const proc = Bun.spawn([BUN, MAIN, "--help"], { stdout: "pipe", stderr: "pipe" });
+    expect(await proc.exited).toBe(0);
+    const text = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text());
+    expect(text).toContain("--management-port");
+  });
+
+  test("starts on a free port with a database in ./data, prints credentials, stops cleanly on SIGTERM", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svcd-cli-"));
+    try {
+      const server = await spawnServer([BUN, MAIN, "--port", "0"], { cwd: dir, env: { SVC_TOKEN: "from-env" } });
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(server.url).not.toEndWith(":0");
+      expect(server.output()).toContain(`export SVC_URL=${server.url}`);
+      expect(server.output()).toContain("export SVC_TOKEN=from-env");
+      const keys = await fetch(`${server.url}/v2/keys`, { headers: { authorization: "Bearer from-env" } });
+      expect(keys.status).toBe(200);
+      expect(existsSync(join(dir, "data", "svcd.sqlite"))).toBe(true);
+      expect(await server.stop("SIGTERM")).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("--management-port serves the management API on its own listener", async () => {
+    const server = await spawnServer([BUN, MAIN, "--port", "0", "--memory", "--management-port", "0"]);
+    try {
+      const managementUrl = /export SVC_MANAGEMENT_URL=(\S+)/.exec(server.output())?.[1];
+      expect(managementUrl).toBeDefined();
+      expect(managementUrl).not.toBe(server.url);
+      const health = await fetch(`${managementUrl}/__svc/health`);
+      expect(health.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
