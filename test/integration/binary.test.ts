@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BUN, spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { verifySignature } from "../../src/signing/verify.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+let dir: string;
+let binary: string;
+let server: ServerProcess;
+let rx: Receiver;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "svcd-bin-"));
+  binary = join(dir, "svcd");
+  const build = Bun.spawn([BUN, "scripts/build.ts", binary], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH}` } });
+  if ((await build.exited) !== 0) throw new Error(await new Response(build.stderr).text());
+  // A directory with its own .env and bunfig.toml: the binary must ignore both.
+  const cwd = join(dir, "elsewhere");
+  Bun.spawnSync(["mkdir", "-p", cwd]);
+  writeFileSync(join(cwd, ".env"), "SVC_TOKEN=from-dotenv\nSVC_PORT=1\n");
+  writeFileSync(join(cwd, "bunfig.toml"), "this is [not valid toml\n");
+  server = await spawnServer([binary, "--port", "0", "--memory"], { cwd, env: { SVC_TOKEN: "bin-token" } });
+  rx = await startReceiver();
+}, 120_000);
+
+afterAll(async () => {
+  rx?.stop();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the compiled binary is one file that answers health from any directory", async () => {
+  expect(statSync(binary).size).toBeGreaterThan(1_000_000);
+  const res = await fetch(`${server.url}/__svc/health`);
+  expect(res.status).toBe(200);
+  expect(server.output()).toContain("export SVC_TOKEN=bin-token");
+});
+
+test("the binary's worker threads deliver a signed message and its callback", async () => {
+  const publish = await fetch(`${server.url}/v2/publish/${rx.url}/bin-target`, {
+    method: "POST",
+    body: "from the binary",
+    headers: { authorization: "Bearer bin-token", "Svc-Callback": `${rx.url}/bin-callback` },
+  });
+  expect(publish.status).toBe(200);
+  const { messageId } = (await publish.json()) as { messageId: string };
+  const [delivery] = await rx.waitFor(1, { match: (r) => r.path === "/bin-target" });
+  expect(delivery!.text).toBe("from the binary");
+  expect(delivery!.headers.get("svc-message-id")).toBe(messageId);
+  const keys = (await (await fetch(`${server.url}/v2/keys`, { headers: { authorization: "Bearer bin-token" } })).json()) as { current: string; next: string };
+  const verdict = verifySignature({ signature: delivery!.headers.get("svc-signature")!, body: delivery!.body, currentSigningKey: keys.current, nextSigningKey: keys.next, url: delivery!.url });
+  expect(verdict.ok).toBe(true);
+  const [callback] = await rx.waitFor(1, { match: (r) => r.path === "/bin-callback" });
+  const body = JSON.parse(callback!.text);
+  expect(body.sourceMessageId).toBe(messageId);
+  expect(body.status).toBe(200);
+});
