@@ -10,6 +10,7 @@ import type { UsageRecorder } from "../metrics/usage.ts";
 import { CancelService } from "./cancel.ts";
 import { MessageLifecycle } from "./lifecycle.ts";
 import { PublishService } from "./publish.ts";
+import { Retention } from "./retention.ts";
 import { messageRoutes } from "./routes.ts";
 import { MessageStore } from "./store.ts";
 
@@ -26,11 +27,13 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
   const publisher = new PublishService(ctx, lifecycle, metrics, wake);
   const cancels = new CancelService(ctx, messages, lifecycle, dispatcher);
   const dlqService = new DlqService(ctx, dlq, lifecycle, wake);
+  const retention = new Retention(ctx, events, dlq);
   ctx.clock.onAdvance((nowMs) => pool.broadcast({ type: "clock", nowMs }));
 
   return {
     stores: { messages, events, dlq },
     lifecycle,
+    retention,
     pool,
     dispatcher,
     publisher,
@@ -41,10 +44,12 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
       const recovered = dispatcher.recover();
       if (recovered > 0) ctx.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
       dispatcher.wake();
+      retention.start();
     },
     /** Stops dispatching, lets in-flight attempts finish until the deadline, records their outcomes. */
     async drain(deadlineMs: number) {
       dispatcher.stop();
+      retention.stop();
       const deadline = Date.now() + deadlineMs;
       while (pool.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10);
       await pool.close();

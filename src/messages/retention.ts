@@ -1,0 +1,42 @@
+import type { AppContext } from "../app-context.ts";
+import type { DlqStore } from "../dlq/store.ts";
+import type { EventStore } from "../logs/store.ts";
+
+const EVERY_MS = 10 * 60 * 1000;
+
+/**
+ * Keeps the DLQ and the event log within each plan's retention (fidelity.md §7). Runs at start
+ * and every ten minutes of the server clock, so a manual clock prunes as it advances.
+ */
+export class Retention {
+  private cancel: (() => void) | null = null;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly events: EventStore,
+    private readonly dlq: DlqStore,
+  ) {}
+
+  start(): void {
+    this.run();
+  }
+
+  stop(): void {
+    this.cancel?.();
+    this.cancel = null;
+  }
+
+  /** Returns how many log entries and DLQ entries were dropped. */
+  run(): { events: number; dlq: number } {
+    const now = this.ctx.clock.now();
+    let events = 0;
+    let dlq = 0;
+    for (const account of this.ctx.accounts.all()) {
+      dlq += this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
+      // In bounded batches, so a large backlog never holds the write lock for long.
+      for (let n = -1; n !== 0; events += n) n = this.events.prune(account.id, now - account.limits.logRetentionMs);
+    }
+    this.cancel = this.ctx.clock.at(now + EVERY_MS, () => this.run());
+    return { events, dlq };
+  }
+}
