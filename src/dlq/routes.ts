@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { optionalInt, optionalJsonObject, optionalString, optionalStringArray, parseCursor } from "../http/query.ts";
+import { commonFilters, optionalInt, optionalJsonObject, optionalStringArray, parseCursor } from "../http/query.ts";
 import { compact, headerMap, messageView } from "../messages/views.ts";
 import { bodyFields } from "../util/base64.ts";
 import type { DlqEntry, DlqFilter } from "./model.ts";
@@ -21,19 +21,7 @@ export function dlqView(e: DlqEntry) {
 }
 
 function filterFrom(pick: (key: string) => unknown): DlqFilter {
-  return {
-    messageId: optionalString(pick("messageId"), "messageId"),
-    url: optionalString(pick("url"), "url"),
-    topicName: optionalString(pick("topicName"), "topicName"),
-    scheduleId: optionalString(pick("scheduleId"), "scheduleId"),
-    queueName: optionalString(pick("queueName"), "queueName"),
-    label: optionalString(pick("label"), "label"),
-    flowControlKey: optionalString(pick("flowControlKey"), "flowControlKey"),
-    callerIp: optionalString(pick("callerIp"), "callerIp"),
-    responseStatus: optionalInt(pick("responseStatus"), "responseStatus", { max: 999 }),
-    fromDate: optionalInt(pick("fromDate"), "fromDate"),
-    toDate: optionalInt(pick("toDate"), "toDate"),
-  };
+  return { ...commonFilters(pick), responseStatus: optionalInt(pick("responseStatus"), "responseStatus", { max: 999 }) };
 }
 
 const DlqIdParams = t.Object({ dlqId: t.String() });

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { fromRow, toRow } from "../messages/store.ts";
 import type { MessageRecord } from "../messages/model.ts";
+import { Where } from "../store/where.ts";
 import type { DlqEntry, DlqFilter } from "./model.ts";
 
 interface DlqRow {
@@ -83,33 +84,21 @@ export class DlqStore {
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  list(accountId: string, filter: DlqFilter, beforeSeq: number | null, limit: number): DlqEntry[] {
-    const where = ["account_id = $account"];
-    const params: Record<string, string | number> = { account: accountId, limit };
-    const columns: Array<[keyof DlqFilter, string, string]> = [
-      ["messageId", "message_id", "="],
-      ["url", "url", "="],
-      ["topicName", "topic_name", "="],
-      ["scheduleId", "schedule_id", "="],
-      ["queueName", "queue_name", "="],
-      ["label", "label", "="],
-      ["flowControlKey", "flow_key", "="],
-      ["callerIp", "caller_ip", "="],
-      ["responseStatus", "response_status", "="],
-      ["fromDate", "failed_at", ">="],
-      ["toDate", "failed_at", "<="],
-    ];
-    for (const [key, column, op] of columns) {
-      const value = filter[key];
-      if (value === undefined) continue;
-      where.push(`${column} ${op} $${key}`);
-      params[key] = value;
-    }
-    if (beforeSeq !== null) {
-      where.push("seq < $before");
-      params.before = beforeSeq;
-    }
-    const sql = `SELECT * FROM dlq WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $limit`;
+  list(accountId: string, f: DlqFilter, beforeSeq: number | null, limit: number): DlqEntry[] {
+    const { sql, params } = new Where("account_id", accountId)
+      .add("message_id", "=", f.messageId)
+      .add("url", "=", f.url)
+      .add("topic_name", "=", f.topicName)
+      .add("schedule_id", "=", f.scheduleId)
+      .add("queue_name", "=", f.queueName)
+      .add("label", "=", f.label)
+      .add("flow_key", "=", f.flowControlKey)
+      .add("caller_ip", "=", f.callerIp)
+      .add("response_status", "=", f.responseStatus)
+      .add("failed_at", ">=", f.fromDate)
+      .add("failed_at", "<=", f.toDate)
+      .add("seq", "<", beforeSeq ?? undefined)
+      .select("dlq", "seq DESC", limit);
     return this.db.query<DlqRow, Record<string, string | number>>(sql).all(params).map(toEntry);
   }
 

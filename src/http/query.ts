@@ -46,3 +46,19 @@ export function optionalStringArray(value: unknown, field: string): string[] | u
     throw badRequest(`invalid ${field}: must be an array of strings`);
   return list as string[];
 }
+
+/** The filters that listings and bulk operations share, read from a query or a JSON body. */
+export function commonFilters(pick: (key: string) => unknown) {
+  return {
+    messageId: optionalString(pick("messageId"), "messageId"),
+    url: optionalString(pick("url"), "url"),
+    topicName: optionalString(pick("topicName"), "topicName"),
+    scheduleId: optionalString(pick("scheduleId"), "scheduleId"),
+    queueName: optionalString(pick("queueName"), "queueName"),
+    label: optionalString(pick("label"), "label"),
+    flowControlKey: optionalString(pick("flowControlKey"), "flowControlKey"),
+    callerIp: optionalString(pick("callerIp"), "callerIp"),
+    fromDate: optionalInt(pick("fromDate"), "fromDate"),
+    toDate: optionalInt(pick("toDate"), "toDate"),
+  };
+}

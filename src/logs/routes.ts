@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { optionalInt, optionalString, parseCursor } from "../http/query.ts";
+import { commonFilters, optionalInt, optionalString, parseCursor } from "../http/query.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { toBase64 } from "../util/base64.ts";
 import { EVENT_STATES, type EventFilter, type EventRecord, type EventState } from "./model.ts";
@@ -45,18 +45,7 @@ function parseStates(value: unknown): EventState[] | undefined {
 /** `GET /v2/events` and `GET /v2/logs`: the event log, newest first, with filters and a cursor. */
 export function logRoutes(ctx: AppContext, events: EventStore) {
   const list = (accountId: string, query: Record<string, string | undefined>) => {
-    const filter: EventFilter = {
-      messageId: optionalString(query.messageId, "messageId"),
-      states: parseStates(query.state),
-      url: optionalString(query.url, "url"),
-      topicName: optionalString(query.topicName, "topicName"),
-      scheduleId: optionalString(query.scheduleId, "scheduleId"),
-      queueName: optionalString(query.queueName, "queueName"),
-      label: optionalString(query.label, "label"),
-      flowControlKey: optionalString(query.flowControlKey, "flowControlKey"),
-      fromDate: optionalInt(query.fromDate, "fromDate"),
-      toDate: optionalInt(query.toDate, "toDate"),
-    };
+    const filter: EventFilter = { ...commonFilters((k) => query[k]), states: parseStates(query.state) };
     const count = optionalInt(query.count, "count", { min: 1, max: 1000 }) ?? 100;
     const rows = events.list(accountId, filter, parseCursor(query.cursor), count);
     const entries = rows.map(eventView);

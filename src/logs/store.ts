@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { Where } from "../store/where.ts";
 import type { EventFilter, EventRecord, EventState } from "./model.ts";
 
 interface EventRow {
@@ -61,39 +62,20 @@ export class EventStore {
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  list(accountId: string, filter: EventFilter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
-    const where = ["account_id = $account"];
-    const params: Record<string, string | number> = { account: accountId, limit };
-    const eq = (column: string, key: keyof EventFilter) => {
-      const value = filter[key];
-      if (value === undefined) return;
-      where.push(`${column} = $${key}`);
-      params[key] = value as string;
-    };
-    eq("message_id", "messageId");
-    eq("url", "url");
-    eq("topic_name", "topicName");
-    eq("schedule_id", "scheduleId");
-    eq("queue_name", "queueName");
-    eq("label", "label");
-    eq("flow_key", "flowControlKey");
-    if (filter.fromDate !== undefined) {
-      where.push("time >= $fromDate");
-      params.fromDate = filter.fromDate;
-    }
-    if (filter.toDate !== undefined) {
-      where.push("time <= $toDate");
-      params.toDate = filter.toDate;
-    }
-    if (filter.states?.length) {
-      where.push(`state IN (${filter.states.map((_, i) => `$s${i}`).join(", ")})`);
-      filter.states.forEach((s, i) => (params[`s${i}`] = s));
-    }
-    if (beforeSeq !== null) {
-      where.push("seq < $before");
-      params.before = beforeSeq;
-    }
-    const sql = `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $limit`;
+  list(accountId: string, f: EventFilter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
+    const { sql, params } = new Where("account_id", accountId)
+      .add("message_id", "=", f.messageId)
+      .add("url", "=", f.url)
+      .add("topic_name", "=", f.topicName)
+      .add("schedule_id", "=", f.scheduleId)
+      .add("queue_name", "=", f.queueName)
+      .add("label", "=", f.label)
+      .add("flow_key", "=", f.flowControlKey)
+      .add("time", ">=", f.fromDate)
+      .add("time", "<=", f.toDate)
+      .in("state", f.states)
+      .add("seq", "<", beforeSeq ?? undefined)
+      .select("events", "seq DESC", limit);
     return this.db
       .query<EventRow, Record<string, string | number>>(sql)
       .all(params)

@@ -3,7 +3,7 @@ import type { AppContext } from "../app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
-import { optionalInt, optionalJsonObject, optionalString, optionalStringArray } from "../http/query.ts";
+import { commonFilters, optionalInt, optionalJsonObject, optionalStringArray } from "../http/query.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
@@ -67,17 +67,7 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
         const cancelled = await cancels.cancelMany(
           account.id,
           optionalStringArray(pick("messageIds"), "messageIds"),
-          {
-            topicName: optionalString(pick("topicName"), "topicName"),
-            queueName: optionalString(pick("queueName"), "queueName"),
-            url: optionalString(pick("url"), "url"),
-            label: optionalString(pick("label"), "label"),
-            flowControlKey: optionalString(pick("flowControlKey"), "flowControlKey"),
-            scheduleId: optionalString(pick("scheduleId"), "scheduleId"),
-            callerIp: optionalString(pick("callerIp"), "callerIp"),
-            fromDate: optionalInt(pick("fromDate"), "fromDate"),
-            toDate: optionalInt(pick("toDate"), "toDate"),
-          },
+          commonFilters(pick),
           optionalInt(pick("count"), "count", { min: 1 }),
         );
         return { cancelled };

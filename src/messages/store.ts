@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { Where } from "../store/where.ts";
 import type { MessageRecord, MessageState } from "./model.ts";
 
 export interface MessageRow {
@@ -165,25 +166,18 @@ export class MessageStore {
   }
 
   /** Live messages of an account matching every given filter (for bulk cancel). */
-  find(accountId: string, filter: MessageFilter, limit: number): MessageRecord[] {
-    const where = ["account_id = $account"];
-    const params: Record<string, string | number> = { account: accountId, limit };
-    const add = (column: string, key: keyof MessageFilter, op = "=") => {
-      const value = filter[key];
-      if (value === undefined) return;
-      where.push(`${column} ${op} $${key}`);
-      params[key] = value;
-    };
-    add("topic_name", "topicName");
-    add("queue_name", "queueName");
-    add("url", "url");
-    add("label", "label");
-    add("flow_key", "flowControlKey");
-    add("schedule_id", "scheduleId");
-    add("caller_ip", "callerIp");
-    add("created_at", "fromDate", ">=");
-    add("created_at", "toDate", "<=");
-    const sql = `SELECT * FROM messages WHERE ${where.join(" AND ")} ORDER BY created_at LIMIT $limit`;
+  find(accountId: string, f: MessageFilter, limit: number): MessageRecord[] {
+    const { sql, params } = new Where("account_id", accountId)
+      .add("topic_name", "=", f.topicName)
+      .add("queue_name", "=", f.queueName)
+      .add("url", "=", f.url)
+      .add("label", "=", f.label)
+      .add("flow_key", "=", f.flowControlKey)
+      .add("schedule_id", "=", f.scheduleId)
+      .add("caller_ip", "=", f.callerIp)
+      .add("created_at", ">=", f.fromDate)
+      .add("created_at", "<=", f.toDate)
+      .select("messages", "created_at", limit);
     return this.db.query<MessageRow, Record<string, string | number>>(sql).all(params).map(fromRow);
   }
 }
