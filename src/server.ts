@@ -8,6 +8,7 @@ import { ManualClock, RealClock, type Clock } from "./core/clock.ts";
 import { DIALECTS } from "./core/dialect.ts";
 import { createLogger, type Logger } from "./core/log.ts";
 import { healthRoutes } from "./control/routes.ts";
+import { createManagementDomain } from "./management/domain.ts";
 import { createMessagingDomain } from "./messages/domain.ts";
 import type { UsageRecorder } from "./metrics/usage.ts";
 import { buildHttpApp } from "./http/app.ts";
@@ -61,7 +62,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const onStop: Array<() => void | Promise<void>> = [];
 
   // management-domain:start
-  const metrics: UsageRecorder = { count() {} };
+  // The DLQ count stays 0 until the messaging engine exposes one: replace `() => 0` then.
+  const managementDomain = createManagementDomain(ctx, { dlqCount: () => 0 });
+  const metrics: UsageRecorder = managementDomain.metrics;
+  management.push(...managementDomain.managementRoutes);
+  control.push(...managementDomain.controlRoutes);
+  onStop.push(() => managementDomain.stop());
   // management-domain:end
 
   const messagingDomain = createMessagingDomain(ctx, metrics);

@@ -1,7 +1,10 @@
 import { accountMigrations } from "../accounts/schema.ts";
 import { dlqMigrations } from "../dlq/schema.ts";
 import { logMigrations } from "../logs/schema.ts";
+import { searchMigrations } from "../management/search/schema.ts";
+import { vectorMigrations } from "../management/vector/schema.ts";
 import { messageMigrations } from "../messages/schema.ts";
+import { metricsMigrations } from "../metrics/schema.ts";
 import type { Migration } from "./db.ts";
 
 /**
@@ -13,4 +16,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...messageMigrations,
   ...logMigrations,
   ...dlqMigrations,
+  ...metricsMigrations,
+  ...searchMigrations,
+  ...vectorMigrations,
 ];

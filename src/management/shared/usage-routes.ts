@@ -1,0 +1,47 @@
+import { Elysia } from "elysia";
+import type { AccountRegistry } from "../../accounts/accounts.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Dialect } from "../../core/dialect.ts";
+import { badRequest } from "../../core/errors.ts";
+import { messagingAuth } from "../../http/auth.ts";
+import type { MetricsEngine } from "../../metrics/engine.ts";
+import type { IndexRowBase } from "./index-store.ts";
+import type { IndexService } from "./index-service.ts";
+import { recordSample, UsageBody } from "./usage.ts";
+import { parseBody } from "./validate.ts";
+
+/** Samples may be stamped at most this far ahead (clock skew of the reporting client). */
+const MAX_FUTURE_MS = 60_000;
+
+export interface UsageRouteDeps {
+  accounts: AccountRegistry;
+  dialect: Dialect;
+  clock: Clock;
+  engine: MetricsEngine;
+  vector: IndexService<IndexRowBase>;
+  search: IndexService<IndexRowBase>;
+}
+
+/**
+ * svcd has no vector data plane, so index usage is reported here: `POST /__svc/usage/vector/{id}`
+ * (and `/__svc/usage/search/{id}`) with `{"samples": [...]}`, authenticated with the account's
+ * messaging token. Answers `{"recorded": n}`.
+ */
+export function usageRoutes(deps: UsageRouteDeps) {
+  const record = (service: IndexService<IndexRowBase>) =>
+    ({ account, params, body }: { account: Parameters<typeof service.row>[0]; params: { id: string }; body: unknown }) => {
+      const index = service.row(account, params.id);
+      const { samples } = parseBody(UsageBody, body);
+      const now = deps.clock.now();
+      samples.forEach((s, i) => {
+        if (s.at !== undefined && s.at > now + MAX_FUTURE_MS)
+          throw badRequest(`invalid request body: samples[${i}].at: is in the future`);
+      });
+      for (const sample of samples) recordSample(deps.engine, index.id, sample, sample.at ?? now);
+      return { recorded: samples.length };
+    };
+  return new Elysia()
+    .use(messagingAuth(deps.accounts, deps.dialect))
+    .post("/__svc/usage/vector/:id", record(deps.vector))
+    .post("/__svc/usage/search/:id", record(deps.search));
+}

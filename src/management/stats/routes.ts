@@ -1,0 +1,30 @@
+import { Elysia, t } from "elysia";
+import type { AccountRegistry } from "../../accounts/accounts.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Dialect } from "../../core/dialect.ts";
+import { notFound } from "../../core/errors.ts";
+import { managementAuth } from "../../http/auth.ts";
+import type { MetricsEngine } from "../../metrics/engine.ts";
+import { parsePeriod } from "../../metrics/time.ts";
+import { messagingStats } from "./logic.ts";
+
+export interface StatsRouteDeps {
+  accounts: AccountRegistry;
+  dialect: Dialect;
+  clock: Clock;
+  engine: MetricsEngine;
+  dlqCount: (accountId: string) => number;
+}
+
+/** `GET /v2/{svc|qstash}/stats/{id}`: `{id}` is the caller's own messaging user id, else 404. */
+export function messagingStatsRoutes(deps: StatsRouteDeps) {
+  return new Elysia().use(managementAuth(deps.accounts)).get(
+    `/v2/${deps.dialect.statsPathSegment}/stats/:id`,
+    ({ account, params, query }) => {
+      if (params.id !== account.id) throw notFound(`user ${params.id} not found`);
+      const period = parsePeriod(query.period);
+      return messagingStats(deps.engine, account, period, deps.clock.now(), deps.dlqCount(account.id));
+    },
+    { query: t.Object({ period: t.Optional(t.String()) }) },
+  );
+}

@@ -1,0 +1,24 @@
+import { Elysia, t } from "elysia";
+import type { AccountRegistry } from "../../accounts/accounts.ts";
+import type { Clock } from "../../core/clock.ts";
+import { managementAuth } from "../../http/auth.ts";
+import type { MetricsEngine } from "../../metrics/engine.ts";
+import { parsePeriod } from "../../metrics/time.ts";
+import { indexRoutes } from "../shared/index-routes.ts";
+import type { VectorIndexes } from "./logic.ts";
+import { vectorIndexStats } from "./stats.ts";
+
+/** `/v2/vector/index[/{id}[/rename|/reset-password|/stats]]`. */
+export function vectorRoutes(accounts: AccountRegistry, indexes: VectorIndexes, engine: MetricsEngine, clock: Clock) {
+  return new Elysia()
+    .use(managementAuth(accounts))
+    .get(
+      "/v2/vector/index/:id/stats",
+      ({ account, params, query }) => {
+        const index = indexes.row(account, params.id);
+        return vectorIndexStats(engine, index.id, index.type, parsePeriod(query.period), clock.now());
+      },
+      { query: t.Object({ period: t.Optional(t.String()) }) },
+    )
+    .use(indexRoutes("/v2/vector/index", accounts, indexes));
+}

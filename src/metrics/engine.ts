@@ -1,0 +1,207 @@
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import { binOf, emptySummary, quantile, type LatencySummary } from "./histogram.ts";
+import { LEVELS, mergePart, Part, type RollupStore, type RollupWrite } from "./store.ts";
+import { gridEndMin, MINUTE_MS, monthGrid, periodGrid, type Grid } from "./time.ts";
+import type { UsageRecorder } from "./usage.ts";
+
+interface Cell {
+  owner: string;
+  metric: string;
+  minute: number;
+  part: number;
+  value: number;
+  atMs: number;
+}
+
+export interface MetricsEngineOptions {
+  flushEveryMs?: number;
+  pruneEveryMs?: number;
+  log?: Logger;
+}
+
+/**
+ * The one usage-metrics engine. Recording only touches an in-memory map keyed by
+ * (owner, metric, minute, part); a timer flushes it to every rollup level in one transaction,
+ * and every read flushes first so a statistics request sees activity of the same instant.
+ */
+export class MetricsEngine implements UsageRecorder {
+  private pending = new Map<string, Cell>();
+  private cancelTimer: (() => void) | null = null;
+  private lastPruneMs = -Infinity;
+  private stopped = false;
+  private readonly flushEveryMs: number;
+  private readonly pruneEveryMs: number;
+
+  constructor(
+    private readonly store: RollupStore,
+    private readonly clock: Clock,
+    private readonly opts: MetricsEngineOptions = {},
+  ) {
+    this.flushEveryMs = opts.flushEveryMs ?? 1000;
+    this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000;
+  }
+
+  /** Arms the periodic flush (and prune). */
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      this.flush();
+      if (this.clock.now() - this.lastPruneMs >= this.pruneEveryMs) this.prune();
+      this.cancelTimer = this.clock.at(this.clock.now() + this.flushEveryMs, tick);
+    };
+    tick();
+  }
+
+  /** Flushes what is pending; recording afterwards writes through (late deliveries at shutdown). */
+  stop(): void {
+    this.stopped = true;
+    this.cancelTimer?.();
+    this.flush();
+  }
+
+  count(owner: string, metric: string, value: number, atMs: number): void {
+    if (!Number.isFinite(value) || value === 0) return;
+    this.add(owner, metric, atMs, Part.sum, value);
+  }
+
+  /** One latency sample, in ms. */
+  observe(owner: string, metric: string, latencyMs: number, atMs: number): void {
+    if (!Number.isFinite(latencyMs) || latencyMs < 0) return;
+    this.add(owner, metric, atMs, Part.sum, latencyMs);
+    this.add(owner, metric, atMs, Part.count, 1);
+    this.add(owner, metric, atMs, Part.max, latencyMs);
+    this.add(owner, metric, atMs, Part.min, latencyMs);
+    this.add(owner, metric, atMs, Part.bin0 + binOf(latencyMs), 1);
+  }
+
+  /** A level (vector count, data size): the newest value wins and holds until the next one. */
+  gauge(owner: string, metric: string, value: number, atMs: number): void {
+    if (!Number.isFinite(value)) return;
+    this.add(owner, metric, atMs, Part.gauge, value);
+  }
+
+  private add(owner: string, metric: string, atMs: number, part: number, value: number): void {
+    const minute = Math.floor(atMs / MINUTE_MS);
+    const key = `${owner}\0${metric}\0${minute}\0${part}`;
+    const cell = this.pending.get(key);
+    if (cell) {
+      cell.value = mergePart(part, cell.value, cell.atMs, value, atMs);
+      cell.atMs = Math.max(cell.atMs, atMs);
+    } else this.pending.set(key, { owner, metric, minute, part, value, atMs });
+    if (this.stopped) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.size === 0) return;
+    const cells = this.pending;
+    this.pending = new Map();
+    // Merge minutes into every level in memory first: a coarse bucket becomes one upsert.
+    const rows = new Map<string, RollupWrite>();
+    for (const c of cells.values()) {
+      for (const res of LEVELS) {
+        const bucket = Math.floor(c.minute / res) * res;
+        const key = `${c.owner}\0${c.metric}\0${res}\0${bucket}\0${c.part}`;
+        const row = rows.get(key);
+        if (row) {
+          row.value = mergePart(c.part, row.value, row.atMs, c.value, c.atMs);
+          row.atMs = Math.max(row.atMs, c.atMs);
+        } else rows.set(key, { owner: c.owner, metric: c.metric, res, bucket, part: c.part, value: c.value, atMs: c.atMs });
+      }
+    }
+    try {
+      this.store.write([...rows.values()]);
+    } catch (error) {
+      this.opts.log?.error("usage metrics flush failed", { error: String(error), cells: cells.size });
+    }
+  }
+
+  /**
+   * Drops rollups older than both the 30-day grid and the current month (daily series), keeping
+   * the newest value of each gauge.
+   */
+  prune(): number {
+    const now = this.clock.now();
+    this.lastPruneMs = now;
+    const cutoff = Math.min(periodGrid("30d", now).startMin, monthGrid(now).startMin);
+    return this.store.prune(cutoff);
+  }
+
+  /** Removes everything recorded for an owner (a deleted index). */
+  forget(owner: string): void {
+    this.flush();
+    this.store.deleteOwner(owner);
+  }
+
+  /** Sum of the metric per grid point. */
+  sums(owner: string, metric: string, grid: Grid): number[] {
+    const out = new Array<number>(grid.points).fill(0);
+    for (const row of this.rows(owner, metric, grid)) {
+      if (row.part === Part.sum) out[this.pointOf(grid, row.bucket)]! += row.value;
+    }
+    return out;
+  }
+
+  /** Total over the whole grid. */
+  total(owner: string, metric: string, grid: Grid): number {
+    return this.sums(owner, metric, grid).reduce((a, b) => a + b, 0);
+  }
+
+  /** Mean and 99th percentile per grid point (0 where there was no sample). */
+  latency(owner: string, metric: string, grid: Grid): { mean: number[]; p99: number[] } {
+    const summaries = Array.from({ length: grid.points }, emptySummary);
+    for (const row of this.rows(owner, metric, grid)) addPart(summaries[this.pointOf(grid, row.bucket)]!, row.part, row.value);
+    return {
+      mean: summaries.map((s) => (s.count > 0 ? s.sum / s.count : 0)),
+      p99: summaries.map((s) => quantile(s, 0.99)),
+    };
+  }
+
+  /** Gauge per grid point: the newest value in the point, else the one before it (0 if never set). */
+  gauges(owner: string, metric: string, grid: Grid): number[] {
+    const level = levelFor(grid);
+    const newest = Array.from<{ value: number; at: number } | undefined>({ length: grid.points });
+    for (const row of this.rows(owner, metric, grid)) {
+      if (row.part !== Part.gauge) continue;
+      const i = this.pointOf(grid, row.bucket);
+      if (!newest[i] || row.at_ms >= newest[i]!.at) newest[i] = { value: row.value, at: row.at_ms };
+    }
+    let carry = this.store.gaugeBefore(owner, metric, level, grid.startMin) ?? 0;
+    return newest.map((p) => (carry = p ? p.value : carry));
+  }
+
+  /** The gauge's newest value, 0 if never set. */
+  latest(owner: string, metric: string): number {
+    this.flush();
+    return this.store.gaugeBefore(owner, metric, 1440, Number.MAX_SAFE_INTEGER) ?? 0;
+  }
+
+  private rows(owner: string, metric: string, grid: Grid) {
+    this.flush();
+    return this.store.range(owner, metric, levelFor(grid), grid.startMin, gridEndMin(grid));
+  }
+
+  private pointOf(grid: Grid, bucket: number): number {
+    return Math.floor((bucket - grid.startMin) / grid.stepMin);
+  }
+}
+
+/** The coarsest stored level whose buckets tile the grid's steps exactly. */
+export function levelFor(grid: Grid): number {
+  for (let i = LEVELS.length - 1; i >= 0; i--) {
+    const res = LEVELS[i]!;
+    if (grid.stepMin % res === 0 && grid.startMin % res === 0) return res;
+  }
+  return 1;
+}
+
+function addPart(s: LatencySummary, part: number, value: number): void {
+  if (part === Part.sum) s.sum += value;
+  else if (part === Part.count) s.count += value;
+  else if (part === Part.max) s.max = Math.max(s.max, value);
+  else if (part === Part.min) s.min = Math.min(s.min, value);
+  else if (part >= Part.bin0) {
+    const bin = part - Part.bin0;
+    s.bins.set(bin, (s.bins.get(bin) ?? 0) + value);
+  }
+}
