@@ -7,8 +7,6 @@ import { SearchIndexes } from "./search/logic.ts";
 import { searchRoutes } from "./search/routes.ts";
 import { createSearchStore } from "./search/store.ts";
 import type { ManagementDeps } from "./shared/deps.ts";
-import type { IndexService } from "./shared/index-service.ts";
-import type { IndexRowBase } from "./shared/index-store.ts";
 import { usageRoutes } from "./shared/usage-routes.ts";
 import { messagingStatsRoutes } from "./stats/routes.ts";
 import { VectorIndexes } from "./vector/logic.ts";
@@ -64,11 +62,7 @@ export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDe
       messagingStatsRoutes({ accounts, dialect, clock, engine, dlqCount: (id) => deps.dlqCount(id) }),
     ],
     controlRoutes: [
-      usageRoutes({
-        accounts, dialect, clock, engine,
-        vector: vector as unknown as IndexService<IndexRowBase>,
-        search: search as unknown as IndexService<IndexRowBase>,
-      }),
+      usageRoutes({ accounts, dialect, clock, engine, vector, search }),
     ],
     stop: () => engine.stop(),
   };

@@ -1,25 +1,28 @@
 import { Elysia } from "elysia";
-import type { AccountRegistry } from "../../accounts/accounts.ts";
+import type { Account, AccountRegistry } from "../../accounts/accounts.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Dialect } from "../../core/dialect.ts";
 import { badRequest } from "../../core/errors.ts";
 import { messagingAuth } from "../../http/auth.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
-import type { IndexRowBase } from "./index-store.ts";
-import type { IndexService } from "./index-service.ts";
 import { recordSample, UsageBody } from "./usage.ts";
 import { parseBody } from "./validate.ts";
 
 /** Samples may be stamped at most this far ahead (clock skew of the reporting client). */
 const MAX_FUTURE_MS = 60_000;
 
+/** Finds the caller's index or throws 404. */
+export interface IndexLookup {
+  row(account: Account, id: string): { id: string };
+}
+
 export interface UsageRouteDeps {
   accounts: AccountRegistry;
   dialect: Dialect;
   clock: Clock;
   engine: MetricsEngine;
-  vector: IndexService<IndexRowBase>;
-  search: IndexService<IndexRowBase>;
+  vector: IndexLookup;
+  search: IndexLookup;
 }
 
 /**
@@ -28,9 +31,10 @@ export interface UsageRouteDeps {
  * messaging token. Answers `{"recorded": n}`.
  */
 export function usageRoutes(deps: UsageRouteDeps) {
-  const record = (service: IndexService<IndexRowBase>) =>
-    ({ account, params, body }: { account: Parameters<typeof service.row>[0]; params: { id: string }; body: unknown }) => {
-      const index = service.row(account, params.id);
+  const record =
+    (indexes: IndexLookup) =>
+    ({ account, params, body }: { account: Account; params: { id: string }; body: unknown }) => {
+      const index = indexes.row(account, params.id);
       const { samples } = parseBody(UsageBody, body);
       const now = deps.clock.now();
       samples.forEach((s, i) => {
