@@ -156,9 +156,6 @@ describe("GET /v2/svc/stats/{id}: activity", () => {
     expect(st.total_monthly_billing).toBe(3);
   });
 
-  test.todo(
-    "end-to-end through publish: 7 messages, 5 delivered, 2 failed with a retry each → delivered/failed/retry/daily_used, dlq_message_count 2, billing (messaging engineer, once the DLQ count is wired into createManagementDomain)",
-  );
 });
 
 describe("upstash dialect", () => {
