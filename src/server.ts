@@ -7,12 +7,15 @@ import type { ServerConfig } from "./config/config.ts";
 import { ManualClock, RealClock, type Clock } from "./core/clock.ts";
 import { DIALECTS } from "./core/dialect.ts";
 import { createLogger, type Logger } from "./core/log.ts";
-import { healthRoutes } from "./control/routes.ts";
+import { ClockControl } from "./control/clock-control.ts";
+import { ResetRegistry, registerMessagingResets } from "./control/reset.ts";
+import { controlRoutes, healthRoutes } from "./control/routes.ts";
 import { createManagementDomain } from "./management/domain.ts";
 import { createMessagingDomain } from "./messages/domain.ts";
 import type { UsageRecorder } from "./metrics/usage.ts";
 import { buildHttpApp } from "./http/app.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
+import { openApiRoutes } from "./openapi/routes.ts";
 import { migrate, openDatabase } from "./store/db.ts";
 import { GroupCommit } from "./store/group-commit.ts";
 import { MIGRATIONS } from "./store/schema.ts";
@@ -33,6 +36,8 @@ export interface RunningServer {
 
 export interface Server {
   readonly ctx: AppContext;
+  /** The messaging engine (stores, dispatcher, worker pool), for tests and fault drills. */
+  readonly messaging: ReturnType<typeof createMessagingDomain>;
   start(): Promise<RunningServer>;
   /** Stops accepting, lets in-flight deliveries finish up to the deadline, closes the database. */
   stop(opts?: { deadlineMs?: number }): Promise<void>;
@@ -60,10 +65,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const control: Plugin[] = [healthRoutes({ ready: () => ready })];
   /** Work to do at shutdown after deliveries stopped and before the database closes. */
   const onStop: Array<() => void | Promise<void>> = [];
+  /** `POST /__svc/reset`: each domain registers how to wipe one account (see src/control/reset.ts). */
+  const resets = new ResetRegistry(ctx.commit);
 
   // management-domain:start
-  // The DLQ count stays 0 until the messaging engine exposes one: replace `() => 0` then.
-  const managementDomain = createManagementDomain(ctx, { dlqCount: () => 0 });
+  // Called per statistics request, after the messaging domain below exists.
+  const managementDomain = createManagementDomain(ctx, { dlqCount: (id) => messagingDomain.stores.dlq.count(id) });
   const metrics: UsageRecorder = managementDomain.metrics;
   management.push(...managementDomain.managementRoutes);
   control.push(...managementDomain.controlRoutes);
@@ -77,6 +84,25 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // groups-schedules-queues:end
 
   // test-double:start
+  registerMessagingResets(resets, messagingDomain);
+  control.push(
+    controlRoutes(ctx, {
+      ready: () => ready,
+      probeStore: () => db.query("SELECT 1").get(),
+      pingWorkers: () => messagingDomain.pool.ping(),
+      resets,
+      dispatcher: messagingDomain.dispatcher,
+      clock: new ClockControl(clock, messagingDomain.dispatcher),
+    }),
+    // Reads the built apps' route tables lazily, at request time: they are built below.
+    openApiRoutes({
+      apps: () => [mainApp, managementApp],
+      messaging,
+      management,
+      dialect,
+      managementUrl: () => (managementApp?.server ? `http://${config.host}:${managementApp.server.port}` : null),
+    }),
+  );
   // test-double:end
 
   const separateManagement = config.managementPort !== null;
@@ -86,6 +112,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   let stopped = false;
   return {
     ctx,
+    messaging: messagingDomain,
     async start() {
       await messagingDomain.start();
       mainApp.listen({ port: config.port, hostname: config.host });
