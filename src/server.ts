@@ -92,7 +92,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       pingWorkers: () => messagingDomain.pool.ping(),
       resets,
       dispatcher: messagingDomain.dispatcher,
-      clock: new ClockControl(clock, messagingDomain.dispatcher),
+      clock: new ClockControl(clock, messagingDomain.dispatcher, ctx.commit),
     }),
     // Reads the built apps' route tables lazily, at request time: they are built below.
     openApiRoutes({

@@ -1,12 +1,107 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../app-context.ts";
+import { HttpError, unavailable } from "../core/errors.ts";
+import { messagingAuth } from "../http/auth.ts";
+import type { ClockControl } from "./clock-control.ts";
+import { withDeadline } from "./deadline.ts";
+import type { ResetRegistry } from "./reset.ts";
 
 /** Health needs no credentials: it only says the store is open and the server answers. */
 export function healthRoutes(state: { ready: () => boolean }) {
-  return new Elysia().get("/__svc/health", ({ set }) => {
-    if (!state.ready()) {
-      set.status = 503;
-      return { status: "starting" };
-    }
-    return { status: "ok" };
-  });
+  return new Elysia().get(
+    "/__svc/health",
+    ({ set }) => {
+      if (!state.ready()) {
+        set.status = 503;
+        return { status: "starting" };
+      }
+      return { status: "ok" };
+    },
+    { detail: { summary: "Liveness: the process answers (no credentials)", security: [] } },
+  );
+}
+
+export interface ControlDeps {
+  /** Set once the store is open, config and fixtures are loaded and every worker answered. */
+  ready: () => boolean;
+  /** A cheap query, so a closed or broken database makes the server not ready. */
+  probeStore: () => void;
+  /** A round trip to every delivery worker. */
+  pingWorkers: () => Promise<unknown>;
+  resets: ResetRegistry;
+  dispatcher: { whenIdle(): Promise<void> };
+  clock: ClockControl;
+}
+
+const DEFAULT_WAIT_MS = 10_000;
+const MAX_WAIT_MS = 600_000;
+const WORKER_PING_MS = 2_000;
+
+const WaitQuery = t.Object({
+  timeout: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_WAIT_MS, description: `ms to wait (default ${DEFAULT_WAIT_MS})` })),
+});
+const AdvanceQuery = t.Object({
+  flush: t.Optional(t.BooleanString({ description: "after each fired timer, wait until deliveries are idle" })),
+  timeout: WaitQuery.properties.timeout,
+});
+const AdvanceBody = t.Object(
+  {
+    ms: t.Optional(t.Integer({ minimum: 0, description: "move forward by this many ms" })),
+    to: t.Optional(t.Integer({ minimum: 0, description: "move to this Unix time in ms" })),
+  },
+  { additionalProperties: false, description: 'exactly one of "ms" or "to"' },
+);
+
+/**
+ * The test-double control plane under `/__svc/`, authenticated with a messaging token: readiness,
+ * reset of the caller's account, flush, and time control.
+ */
+export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
+  return new Elysia()
+    .use(messagingAuth(ctx.accounts, ctx.dialect))
+    .get(
+      "/__svc/ready",
+      async () => {
+        if (!deps.ready()) throw unavailable("not ready: starting");
+        try {
+          deps.probeStore();
+        } catch (error) {
+          throw unavailable(`not ready: store: ${(error as Error).message}`);
+        }
+        if (!(await withDeadline(deps.pingWorkers(), WORKER_PING_MS))) throw unavailable("not ready: delivery workers do not answer");
+        return { status: "ready" };
+      },
+      { detail: { summary: "Readiness: store open, config and fixtures loaded, delivery workers answering" } },
+    )
+    .post(
+      "/__svc/reset",
+      async ({ account }) => ({ reset: account.id, parts: await deps.resets.resetAccount(account.id) }),
+      { detail: { summary: "Wipe the caller's messages, DLQ, logs, groups, schedules, queues and statistics (not its credentials)" } },
+    )
+    .post(
+      "/__svc/flush",
+      async ({ query }) => {
+        const timeout = query.timeout ?? DEFAULT_WAIT_MS;
+        if (!(await withDeadline(deps.dispatcher.whenIdle(), timeout)))
+          throw new HttpError(504, `deliveries still running after ${timeout} ms`);
+        return { idle: true };
+      },
+      { query: WaitQuery, detail: { summary: "Deliver everything due now; answer once nothing is due or in flight" } },
+    )
+    .get("/__svc/clock", () => deps.clock.status(), { detail: { summary: "The server's time and clock mode" } })
+    .post(
+      "/__svc/clock/advance",
+      async ({ body, query }) => {
+        const timeout = query.timeout ?? DEFAULT_WAIT_MS;
+        const result = await deps.clock.advance({ ms: body.ms, to: body.to, flush: query.flush ?? false, timeoutMs: timeout });
+        if (!result.idle) throw new HttpError(504, `clock moved to ${result.now}, but deliveries still running after ${timeout} ms`);
+        const { idle: _, ...answer } = result;
+        return answer;
+      },
+      {
+        body: AdvanceBody,
+        query: AdvanceQuery,
+        detail: { summary: "Move a manual clock forward, firing every due timer in time order" },
+      },
+    );
 }

@@ -67,16 +67,44 @@ export class ManualClock implements Clock {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }
-  /** Moves time forward (never backward) and fires every timer that became due, in time order. */
+  /**
+   * Moves time forward (never backward) and fires every timer due by `targetMs`, one at a time in
+   * time order. Time first steps to each timer's own instant, so a timer that re-arms a later one
+   * (an hourly cron, a retry) sees its own instant as now, and the re-armed timer fires in the same
+   * jump if it is still due: one advance of a day fires an hourly timer 24 times.
+   */
   advanceTo(targetMs: number): number {
-    if (targetMs < this.current) throw new RangeError("the clock never goes backward");
+    this.checkForward(targetMs);
+    while (this.fireNext(targetMs));
     this.current = targetMs;
-    const due = this.timers
-      .filter((t) => t.atMs <= targetMs)
-      .sort((a, b) => a.atMs - b.atMs || a.seq - b.seq);
-    for (const timer of due) this.fire(timer);
-    for (const listener of this.listeners) listener(this.current);
+    this.announce();
     return this.current;
+  }
+
+  /**
+   * One step of a jump: moves time to the earliest timer due by `limitMs` and fires it. False when
+   * none is due. Callers that need the work a timer starts to settle before the next one fires
+   * (asynchronous writes that re-arm timers) step with this and finish with `advanceTo`.
+   */
+  fireNext(limitMs: number): boolean {
+    this.checkForward(limitMs);
+    let next: ManualTimer | undefined;
+    for (const t of this.timers) {
+      if (t.atMs <= limitMs && (!next || t.atMs < next.atMs || (t.atMs === next.atMs && t.seq < next.seq))) next = t;
+    }
+    if (!next) return false;
+    if (next.atMs > this.current) this.current = next.atMs;
+    this.fire(next);
+    return true;
+  }
+
+  /** Tells subscribers the current time (called at the end of a jump, or between steps of one). */
+  announce(): void {
+    for (const listener of this.listeners) listener(this.current);
+  }
+
+  private checkForward(targetMs: number) {
+    if (!Number.isFinite(targetMs) || targetMs < this.current) throw new RangeError("the clock never goes backward");
   }
   private fire(timer: ManualTimer) {
     this.timers = this.timers.filter((t) => t !== timer);

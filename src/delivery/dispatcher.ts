@@ -30,6 +30,7 @@ export class Dispatcher {
   private cancelTimer: (() => void) | null = null;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
+  private pumpWaiters: Array<() => void> = [];
   private readonly claimTx;
   private readonly outcomeTx;
 
@@ -92,6 +93,28 @@ export class Dispatcher {
     });
   }
 
+  /** Resolves after the next pump: what is due now was claimed and handed to the workers. */
+  whenPumped(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.pumpWaiters.push(resolve);
+      this.wake();
+    });
+  }
+
+  /**
+   * A pump is scheduled. Everything that can make a message due (a publish, an outcome, the
+   * dispatch timer, a clock jump) wakes the dispatcher, so without one nothing new is due.
+   */
+  get pumpPending(): boolean {
+    return this.pumpScheduled;
+  }
+
+  /** Nothing in flight, no outcome waiting to be recorded, no pump scheduled (so nothing due). */
+  isIdle(): boolean {
+    return this.inFlight.size === 0 && this.outcomes.length === 0 && !this.pumpScheduled;
+  }
+
   onOutcome = (outcome: DeliveryOutcome): void => {
     this.outcomes.push(outcome);
     if (this.outcomesScheduled) return;
@@ -110,6 +133,7 @@ export class Dispatcher {
   stop(): void {
     this.stopped = true;
     this.cancelTimer?.();
+    this.resolvePumpWaiters();
   }
 
   private pump(): void {
@@ -124,6 +148,13 @@ export class Dispatcher {
     }
     this.armTimer(now);
     this.notifyIdle(now);
+    this.resolvePumpWaiters();
+  }
+
+  private resolvePumpWaiters(): void {
+    const waiters = this.pumpWaiters;
+    this.pumpWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private submit(m: MessageRecord): void {

@@ -165,6 +165,13 @@ export class MessageStore {
     return this.recoverStmt.run(nowMs).changes;
   }
 
+  /** Removes every live message of an account (test-double reset); returns their ids. */
+  deleteAccount(accountId: string): string[] {
+    const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM messages WHERE account_id = ?").all(accountId);
+    this.db.query("DELETE FROM messages WHERE account_id = ?").run(accountId);
+    return ids.map((r) => r.id);
+  }
+
   /** Live messages of an account matching every given filter (for bulk cancel). */
   find(accountId: string, f: MessageFilter, limit: number): MessageRecord[] {
     const { sql, params } = new Where("account_id", accountId)

@@ -28,6 +28,11 @@ export class GroupCommit {
     });
   }
 
+  /** Writes queued for the next commit (time control waits for them between timer steps). */
+  get pendingWrites(): number {
+    return this.pending.length;
+  }
+
   /** Commits everything queued so far; also used at shutdown. */
   flush(): void {
     this.scheduled = false;
