@@ -48,7 +48,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
   const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
   const dialect = DIALECTS[config.dialect];
-  const db = openDatabase(config.dbPath);
+  const db = openDatabase(config.dbPath, config.busyTimeoutMs);
   migrate(db, MIGRATIONS);
   const accounts = new AccountRegistry(
     new AccountStore(db),

@@ -37,6 +37,8 @@ export interface ServerConfig {
   dialect: Dialect["name"];
   workers: number;
   shutdownTimeoutMs: number;
+  /** How long a write waits for SQLite's lock before the request fails with 503. */
+  busyTimeoutMs: number;
   defaultAccount: DefaultAccountSeed;
   /** Base URL announced to users; derived from host and port when absent. */
   publicUrl: string | null;
@@ -66,6 +68,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     dialect: "svc",
     workers: 2,
     shutdownTimeoutMs: 10_000,
+    busyTimeoutMs: 5_000,
     defaultAccount: { ...DEFAULT_ACCOUNT },
     publicUrl: null,
   };
@@ -120,6 +123,7 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--dialect", env: "SVC_DIALECT", help: "svc | upstash (wire dialect of headers, token and issuer)", apply: (c, v, f) => (c.dialect = oneOf(["svc", "upstash"] as const)(v, f)) },
   { flag: "--workers", env: "SVC_WORKERS", help: "delivery worker threads", apply: (c, v, f) => (c.workers = Math.min(64, positive(v, f, { integer: true }))) },
   { flag: "--shutdown-timeout", env: "SVC_SHUTDOWN_TIMEOUT_MS", help: "ms to let in-flight deliveries finish on SIGINT/SIGTERM", apply: (c, v, f) => (c.shutdownTimeoutMs = positive(v, f, { integer: true })) },
+  { flag: "--busy-timeout", env: "SVC_BUSY_TIMEOUT_MS", help: "ms a write waits for the database lock before answering 503", apply: (c, v, f) => (c.busyTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed and used in index endpoints", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
 ];
 

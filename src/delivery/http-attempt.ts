@@ -46,15 +46,21 @@ async function readBounded(response: Response, limit: number, signal: AbortSigna
   return out;
 }
 
-function describeFailure(error: unknown, timeoutMs: number): string {
+/**
+ * One clear sentence for the log: the error code once (Bun repeats it in the message), without
+ * fetch's hint about its `verbose` option, and saying when the answer broke off after its status.
+ */
+function describeFailure(error: unknown, timeoutMs: number, status?: number): string {
   const e = error as { name?: string; code?: string; message?: string };
   if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timeout: no complete answer within ${timeoutMs} ms`;
-  const code = e?.code ? `${e.code}: ` : "";
-  return `${code}${e?.message ?? String(error)}`;
+  let message = String(e?.message ?? error).replace(/\s*For more information, pass `verbose: true`[\s\S]*$/, "").trim();
+  if (e?.code && !message.startsWith(e.code)) message = `${e.code}: ${message}`;
+  return status === undefined ? message : `the answer broke off after status ${status}: ${message}`;
 }
 
 export async function performRequest(req: AttemptRequest): Promise<AttemptResult> {
   const signal = AbortSignal.timeout(Math.max(1, req.timeoutMs));
+  let status: number | undefined;
   try {
     const response = await fetch(req.url, {
       method: req.method,
@@ -65,9 +71,10 @@ export async function performRequest(req: AttemptRequest): Promise<AttemptResult
       // Each delivery is its own request; keep-alive pools stay on, compression is the receiver's call.
       decompress: true,
     } as RequestInit);
+    status = response.status;
     const body = await readBounded(response, req.maxResponseBytes, signal);
     return { status: response.status, headers: [...response.headers.entries()], body };
   } catch (error) {
-    return { error: describeFailure(error, req.timeoutMs) };
+    return { error: describeFailure(error, req.timeoutMs, status) };
   }
 }

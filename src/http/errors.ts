@@ -20,6 +20,9 @@ function describeValidation(error: unknown): string {
   return `invalid ${where}`;
 }
 
+/** SQLite result codes (and their extended forms) that mean "storage unavailable", not a bug. */
+const STORAGE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOMEM|PROTOCOL)(_|$)/;
+
 interface ErrorContext {
   code: unknown;
   error: unknown;
@@ -73,6 +76,13 @@ export function installErrorHandling(app: Elysia<any, any, any, any, any, any, a
       case "INVALID_COOKIE_SIGNATURE":
         return jsonError(400, "invalid cookie");
       default: {
+        // SQLite could not read or write (locked past the busy timeout, disk full, I/O error):
+        // nothing was stored, and the client may try again.
+        const sqliteCode = (error as { code?: unknown }).code;
+        if (typeof sqliteCode === "string" && STORAGE_UNAVAILABLE.test(sqliteCode)) {
+          log.warn("storage unavailable", { path, code: sqliteCode, error: (error as Error).message });
+          return jsonError(503, `storage unavailable: ${(error as Error).message}`);
+        }
         const status = (error as { status?: number }).status;
         if (typeof status === "number" && status >= 400 && status < 500)
           return jsonError(status, (error as Error).message || "bad request");

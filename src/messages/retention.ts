@@ -31,10 +31,15 @@ export class Retention {
     const now = this.ctx.clock.now();
     let events = 0;
     let dlq = 0;
-    for (const account of this.ctx.accounts.all()) {
-      dlq += this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
-      // In bounded batches, so a large backlog never holds the write lock for long.
-      for (let n = -1; n !== 0; events += n) n = this.events.prune(account.id, now - account.limits.logRetentionMs);
+    try {
+      for (const account of this.ctx.accounts.all()) {
+        dlq += this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
+        // In bounded batches, so a large backlog never holds the write lock for long.
+        for (let n = -1; n !== 0; events += n) n = this.events.prune(account.id, now - account.limits.logRetentionMs);
+      }
+    } catch (error) {
+      // A locked or full database must not end the process from a timer; the next run prunes.
+      this.ctx.log.error("retention: pruning failed; trying again at the next run", { error: String(error) });
     }
     this.cancel = this.ctx.clock.at(now + EVERY_MS, () => this.run());
     return { events, dlq };

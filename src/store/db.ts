@@ -12,12 +12,12 @@ export interface Migration {
  * Opens the database in WAL mode with synchronous=NORMAL: a commit survives a crash of svcd
  * itself; on power loss the last few commits may roll back, the file never corrupts.
  */
-export function openDatabase(path: string | null): Database {
+export function openDatabase(path: string | null, busyTimeoutMs = 5000): Database {
   if (path) mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path ?? ":memory:", { create: true, strict: true });
   db.run("PRAGMA journal_mode = WAL");
   db.run("PRAGMA synchronous = NORMAL");
-  db.run("PRAGMA busy_timeout = 5000");
+  db.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   db.run("PRAGMA foreign_keys = ON");
   db.run("PRAGMA temp_store = MEMORY");
   db.run("PRAGMA cache_size = -32000");

@@ -48,6 +48,9 @@ export class GroupCommit {
           outcomes.push({ ok: true, value: item.write() });
           this.db.run("RELEASE w");
         } catch (error) {
+          // SQLite ends the whole transaction itself on some errors (disk full, I/O, busy): then
+          // no write of the batch is stored and every caller gets the 503 below.
+          if (!this.db.inTransaction) throw error;
           this.db.run("ROLLBACK TO w");
           this.db.run("RELEASE w");
           outcomes.push({ ok: false, error });
