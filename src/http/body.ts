@@ -8,6 +8,9 @@ export async function readBodyLimited(request: Request, limit: number): Promise<
   const tooLarge = () => new HttpError(412, `message body too large: the plan allows at most ${limit} bytes`);
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  // A declared length within the limit bounds the body (the server enforces Content-Length), so
+  // read it in one native call: the stream reader below costs more than the rest of a publish.
+  if (Number.isFinite(declared)) return await request.bytes();
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
