@@ -5,6 +5,6 @@
 import { $ } from "bun";
 
 const out = process.argv[2] ?? "dist/svcd";
-await $`bun build --compile --minify --sourcemap=none --no-compile-autoload-dotenv --no-compile-autoload-bunfig ./src/main.ts ./src/delivery/worker.ts --outfile ${out}`;
+await $`bun build --compile --minify --sourcemap=none --no-compile-autoload-dotenv --no-compile-autoload-bunfig ./src/main.ts ./src/delivery/worker.ts ./src/store/checkpointer.ts --outfile ${out}`;
 const size = Bun.file(out).size;
 console.log(`built ${out} (${(size / 1024 / 1024).toFixed(1)} MB)`);

@@ -18,6 +18,7 @@ import { signingKeyRoutes } from "./signing/routes.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import { migrate, openDatabase } from "./store/db.ts";
 import { GroupCommit } from "./store/group-commit.ts";
+import { startBackgroundCheckpointer } from "./store/wal.ts";
 import { MIGRATIONS } from "./store/schema.ts";
 
 export interface ServerOptions {
@@ -50,6 +51,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const dialect = DIALECTS[config.dialect];
   const db = openDatabase(config.dbPath, config.busyTimeoutMs);
   migrate(db, MIGRATIONS);
+  // WAL checkpoints (copy + fsync) run on their own thread, never inside a publish commit.
+  const checkpointer = config.dbPath ? startBackgroundCheckpointer(db, config.dbPath, log) : null;
   const accounts = new AccountRegistry(
     new AccountStore(db),
     AccountRegistry.entriesFrom(configFile, config.defaultAccount),
@@ -132,6 +135,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       await messagingDomain.drain(deadlineMs);
       for (const fn of onStop) await fn();
       ctx.commit.flush();
+      await checkpointer?.stop();
       db.close();
     },
   };
