@@ -12,6 +12,8 @@ export interface DlqEntry {
 }
 
 export interface DlqFilter {
+  /** Any of these entries (the SDK's `listMessages({ dlqIds })` and bulk actions). */
+  dlqIds?: string[];
   messageId?: string;
   url?: string;
   topicName?: string;

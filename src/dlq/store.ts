@@ -86,6 +86,7 @@ export class DlqStore {
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
   list(accountId: string, f: DlqFilter, beforeSeq: number | null, limit: number): DlqEntry[] {
     const { sql, params } = new Where("account_id", accountId)
+      .in("dlq_id", f.dlqIds)
       .add("message_id", "=", f.messageId)
       .add("url", "=", f.url)
       .add("topic_name", "=", f.topicName)

@@ -39,6 +39,17 @@ export async function optionalJsonObject(request: Request): Promise<Record<strin
   return value as Record<string, unknown>;
 }
 
+/**
+ * Every value of a query key, from the raw URL: the hosted service's SDK repeats a key for a list
+ * (`?dlqIds=a&dlqIds=b`), which the parsed query object collapses to its last value. Commas
+ * separate values too. Undefined when the key is absent.
+ */
+export function queryList(request: Request, key: string): string[] | undefined {
+  const values = new URL(request.url).searchParams.getAll(key);
+  if (values.length === 0) return undefined;
+  return values.flatMap((v) => v.split(",")).filter(Boolean);
+}
+
 export function optionalStringArray(value: unknown, field: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   const list = typeof value === "string" ? value.split(",").filter(Boolean) : value;

@@ -34,6 +34,8 @@ export interface EventRecord {
 
 export interface EventFilter {
   messageId?: string;
+  /** Any of these messages (the SDK's `logs({ messageIds })`). */
+  messageIds?: string[];
   states?: EventState[];
   url?: string;
   topicName?: string;

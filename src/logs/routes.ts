@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { commonFilters, optionalInt, optionalString, parseCursor } from "../http/query.ts";
+import { commonFilters, optionalInt, optionalString, parseCursor, queryList } from "../http/query.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { toBase64 } from "../util/base64.ts";
 import { EVENT_STATES, type EventFilter, type EventRecord, type EventState } from "./model.ts";
@@ -44,8 +44,12 @@ function parseStates(value: unknown): EventState[] | undefined {
 
 /** `GET /v2/events` and `GET /v2/logs`: the event log, newest first, with filters and a cursor. */
 export function logRoutes(ctx: AppContext, events: EventStore) {
-  const list = (accountId: string, query: Record<string, string | undefined>) => {
-    const filter: EventFilter = { ...commonFilters((k) => query[k]), states: parseStates(query.state) };
+  const list = (accountId: string, query: Record<string, string | undefined>, request: Request) => {
+    const filter: EventFilter = {
+      ...commonFilters((k) => query[k]),
+      messageIds: queryList(request, "messageIds"),
+      states: parseStates(query.state),
+    };
     const count = optionalInt(query.count, "count", { min: 1, max: 1000 }) ?? 100;
     const rows = events.list(accountId, filter, parseCursor(query.cursor), count);
     const entries = rows.map(eventView);
@@ -54,12 +58,12 @@ export function logRoutes(ctx: AppContext, events: EventStore) {
   };
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/events", ({ account, query }) => {
-      const { cursor, entries } = list(account.id, query);
+    .get("/v2/events", ({ account, query, request }) => {
+      const { cursor, entries } = list(account.id, query, request);
       return compact({ cursor, events: entries });
     }, { detail: { summary: "List message events (logs), newest first" } })
-    .get("/v2/logs", ({ account, query }) => {
-      const { cursor, entries } = list(account.id, query);
+    .get("/v2/logs", ({ account, query, request }) => {
+      const { cursor, entries } = list(account.id, query, request);
       return compact({ cursor, logs: entries, events: entries });
     }, { detail: { summary: "List message logs, newest first" } });
 }

@@ -65,6 +65,7 @@ export class EventStore {
   list(accountId: string, f: EventFilter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
     const { sql, params } = new Where("account_id", accountId)
       .add("message_id", "=", f.messageId)
+      .in("message_id", f.messageIds)
       .add("url", "=", f.url)
       .add("topic_name", "=", f.topicName)
       .add("schedule_id", "=", f.scheduleId)

@@ -3,7 +3,7 @@ import type { AppContext } from "../app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
-import { commonFilters, optionalInt, optionalJsonObject, optionalStringArray } from "../http/query.ts";
+import { commonFilters, optionalInt, optionalJsonObject, optionalStringArray, queryList } from "../http/query.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
@@ -66,7 +66,7 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
         const pick = (key: string) => body[key] ?? query[key];
         const cancelled = await cancels.cancelMany(
           account.id,
-          optionalStringArray(pick("messageIds"), "messageIds"),
+          optionalStringArray(body.messageIds ?? queryList(request, "messageIds"), "messageIds"),
           commonFilters(pick),
           optionalInt(pick("count"), "count", { min: 1 }),
         );
