@@ -21,8 +21,16 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
       `export SVC_EMAIL=${account.email}`,
       `export SVC_API_KEY=${source.apiKey}`,
       `export SVC_USER_ID=${account.id}`,
-      "",
     );
+    // The hosted service's SDKs read these: `new Client()` and `new Receiver()` work unconfigured.
+    if (ctx.dialect.name === "upstash")
+      lines.push(
+        `export QSTASH_URL=${running.url}`,
+        `export QSTASH_TOKEN=${source.token}`,
+        `export QSTASH_CURRENT_SIGNING_KEY=${account.currentSigningKey}`,
+        `export QSTASH_NEXT_SIGNING_KEY=${account.nextSigningKey}`,
+      );
+    lines.push("");
   }
   process.stdout.write(lines.join("\n") + "\n");
 }

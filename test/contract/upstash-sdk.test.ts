@@ -16,6 +16,8 @@ import { startTestServer } from "../helpers/server.ts";
 interface Target {
   url: string;
   token: string;
+  /** What a spawned binary printed (stdout and stderr). */
+  output?: () => string;
   stop(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ async function compiledBinary(): Promise<Target> {
   return {
     url,
     token,
+    output: server.output,
     async stop() {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -81,6 +84,15 @@ function contractSuite(name: string, start: () => Promise<Target>) {
       expect(keys.current).toMatch(/^sig_/);
       expect(keys.next).toMatch(/^sig_/);
       expect(keys.current).not.toBe(keys.next);
+    });
+
+    test("the banner exports QSTASH_* so an unconfigured Client and Receiver find svcd", () => {
+      if (!target.output) return; // in process: nothing is printed
+      const out = target.output();
+      expect(out).toContain(`export QSTASH_URL=${target.url}\n`);
+      expect(out).toContain(`export QSTASH_TOKEN=${target.token}\n`);
+      expect(out).toContain(`export QSTASH_CURRENT_SIGNING_KEY=${keys.current}\n`);
+      expect(out).toContain(`export QSTASH_NEXT_SIGNING_KEY=${keys.next}\n`);
     });
 
     test("publishJSON answers { messageId, url } and delivers in the upstash dialect", async () => {
