@@ -64,8 +64,14 @@ export class Dispatcher {
     return this.inFlight.size;
   }
 
-  wake(): void {
+  /**
+   * `dueAt`: the earliest time the caller's new messages become due. When the armed timer fires
+   * no later than that, the timer's pump will find them, so this one is skipped: publishing
+   * delayed messages then costs the dispatcher nothing.
+   */
+  wake(dueAt?: number): void {
     if (this.pumpScheduled || this.stopped) return;
+    if (dueAt !== undefined && dueAt >= this.timerAt && dueAt > this.ctx.clock.now()) return;
     this.pumpScheduled = true;
     setImmediate(() => {
       this.pumpScheduled = false;

@@ -23,7 +23,7 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
   let dispatcher: Dispatcher | undefined;
   const pool = new WorkerPool(ctx.config.workers, (o) => dispatcher!.onOutcome(o), ctx.log, () => ctx.clock.now());
   dispatcher = new Dispatcher(ctx, messages, lifecycle, pool);
-  const wake = () => dispatcher!.wake();
+  const wake = (dueAt?: number) => dispatcher!.wake(dueAt);
   const publisher = new PublishService(ctx, lifecycle, metrics, wake);
   const cancels = new CancelService(ctx, messages, lifecycle, dispatcher);
   const dlqService = new DlqService(ctx, dlq, lifecycle, wake);

@@ -49,6 +49,16 @@ export interface PublishResult {
  */
 export type Deduplicator = (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Array<string | undefined>;
 
+/** Earliest dispatch time of stored messages; undefined when one waits outside the timeline (parked). */
+function earliestDue(messages: MessageRecord[]): number | undefined {
+  let min = Infinity;
+  for (const m of messages) {
+    if (m.dispatchAt === null) return undefined;
+    if (m.dispatchAt < min) min = m.dispatchAt;
+  }
+  return min === Infinity ? undefined : min;
+}
+
 export class PublishService {
   resolveGroup: GroupResolver = () => undefined;
   deduplicate: Deduplicator = (messages) => messages.map(() => undefined);
@@ -57,7 +67,8 @@ export class PublishService {
     private readonly ctx: AppContext,
     private readonly lifecycle: MessageLifecycle,
     private readonly metrics: UsageRecorder,
-    private readonly wake: () => void,
+    /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
+    private readonly wake: (dueAt?: number) => void,
   ) {}
 
   /** Validates, builds and durably stores the messages; resolves only after the commit. */
@@ -65,7 +76,7 @@ export class PublishService {
     const { messages, options, isGroup } = this.prepare(input);
     const now = this.ctx.clock.now();
     const results = await this.ctx.commit.run(() => this.store(messages, options, input, now));
-    this.wake();
+    this.wake(earliestDue(messages));
     const allDuplicates = results.every((r) => r.deduplicated);
     return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
   }
