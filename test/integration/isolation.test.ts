@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
+import * as crypto from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfigFile } from "../../src/config/config-file.ts";
+import { createLogger } from "../../src/core/log.ts";
+import { dlqEntryOf, waitForState } from "../helpers/inspect.ts";
+import { basicAuth, startTestServer, type TestServer } from "../helpers/server.ts";
+
+/**
+ * Two accounts from a config file. Account B, with its own valid credentials, tries every route
+ * on what account A owns: always 404 (or 401 with A's credentials mixed in), never A's data, and
+ * A's objects are unchanged afterwards. Secrets never appear in the server's log lines.
+ */
+
+const A = { email: "alice@a.io", apiKey: "alice-api-key-7f3a", userId: "alice", token: "alice-token-1c9e", plan: "payg" as const, currentSigningKey: "sig_aliceCurrentKey000000000000000", nextSigningKey: "sig_aliceNextKey000000000000000000" };
+const B = { email: "bob@b.io", apiKey: "bob-api-key-55d0", userId: "bob", token: "bob-token-8b21", plan: "payg" as const };
+const SECRETS = [A.token, B.token, A.apiKey, B.apiKey, A.currentSigningKey, A.nextSigningKey, basicAuth(A.email, A.apiKey).slice(6), basicAuth(B.email, B.apiKey).slice(6)];
+
+const lines: string[] = [];
+let s: TestServer;
+let configDir: string;
+const a = { messages: [] as string[], dlqIds: [] as string[], dlqMessageIds: [] as string[], searchId: "", vectorId: "" };
+
+const asA = (path: string, init: RequestInit = {}) => s.api(path, { ...init, token: A.token });
+const asB = (path: string, init: RequestInit = {}) => s.api(path, { ...init, token: B.token });
+const mgmtA = (path: string, init: RequestInit = {}) => s.mgmt(path, { ...init, email: A.email, apiKey: A.apiKey });
+const mgmtB = (path: string, init: RequestInit = {}) => s.mgmt(path, { ...init, email: B.email, apiKey: B.apiKey });
+const json = (method: string, body: unknown): RequestInit => ({ method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  // Accounts come from a config file on disk, as in production.
+  configDir = mkdtempSync(join(tmpdir(), "svcd-isolation-"));
+  const configPath = join(configDir, "accounts.json");
+  writeFileSync(configPath, JSON.stringify({ accounts: [A, B] }));
+  s = await startTestServer({
+    configFile: loadConfigFile(configPath),
+    config: { retryDelayScale: 0.001 },
+    logger: createLogger({ level: "debug", format: "json", write: (line) => lines.push(line) }),
+  });
+
+  // A's pending messages (delayed), one published with the token as a query parameter.
+  for (let i = 0; i < 3; i++) {
+    const res = await asA(`/v2/publish/http://127.0.0.1:9/a/${i}`, { method: "POST", body: `a${i}`, headers: { "Svc-Delay": "1h", "Svc-Label": "alice-label" } });
+    expect(res.status).toBe(200);
+    a.messages.push(((await res.json()) as { messageId: string }).messageId);
+  }
+  const viaQuery = await fetch(`${s.url}/v2/publish/http://127.0.0.1:9/a/q?svc_token=${A.token}&svc-delay=1h`, { method: "POST", body: "q" });
+  expect(viaQuery.status).toBe(200);
+  a.messages.push(((await viaQuery.json()) as { messageId: string }).messageId);
+  // A's DLQ entries: a port nobody listens on, no retries.
+  for (let i = 0; i < 2; i++) {
+    const res = await asA(`/v2/publish/http://127.0.0.1:9/dead/${i}`, { method: "POST", body: "d", headers: { "Svc-Retries": "0" } });
+    const { messageId } = (await res.json()) as { messageId: string };
+    await waitForState(s, messageId, ["FAILED"]).catch(async () => {
+      throw new Error(`A's message did not fail: ${JSON.stringify(await (await asA(`/v2/logs?messageId=${messageId}`)).json())}`);
+    });
+    a.dlqMessageIds.push(messageId);
+  }
+  for (const id of a.dlqMessageIds) {
+    const list = (await (await asA(`/v2/dlq?messageId=${id}`)).json()) as { messages: Array<{ dlqId: string }> };
+    a.dlqIds.push(list.messages[0]!.dlqId);
+  }
+  // A's indexes and their usage.
+  const search = await mgmtA("/v2/search", json("POST", { name: "alice-search", region: "eu-west-1", type: "payg" }));
+  a.searchId = ((await search.json()) as { id: string }).id;
+  const vector = await mgmtA("/v2/vector/index", json("POST", { name: "alice-vectors", region: "eu-west-1", similarity_function: "COSINE", dimension_count: 4 }));
+  a.vectorId = ((await vector.json()) as { id: string }).id;
+  expect((await asA(`/__svc/usage/vector/${a.vectorId}`, json("POST", { samples: [{ queries: 7, updates: 3 }] }))).status).toBe(200);
+});
+afterAll(async () => {
+  await s.stop();
+  rmSync(configDir, { recursive: true, force: true });
+});
+
+/** What account A sees of everything it owns; must be identical before and after B's attempts. */
+async function snapshotOfA() {
+  const messages = await Promise.all(a.messages.map(async (id) => (await asA(`/v2/messages/${id}`)).json()));
+  const dlq = await Promise.all(a.dlqIds.map(async (id) => (await asA(`/v2/dlq/${id}`)).json()));
+  const logs = ((await (await asA("/v2/logs?count=1000")).json()) as { logs: unknown[] }).logs;
+  const strip = (x: Record<string, unknown>) => {
+    const { throughput_vector: _, ...rest } = x;
+    return rest;
+  };
+  const search = strip((await (await mgmtA(`/v2/search/${a.searchId}`)).json()) as Record<string, unknown>);
+  const vector = strip((await (await mgmtA(`/v2/vector/index/${a.vectorId}`)).json()) as Record<string, unknown>);
+  const vectorStats = (await (await mgmtA(`/v2/vector/index/${a.vectorId}/stats`)).json()) as Record<string, unknown>;
+  const stats = (await (await mgmtA(`/v2/svc/stats/${A.userId}`)).json()) as Record<string, unknown>;
+  const keys = await (await asA("/v2/keys")).json();
+  return {
+    messages,
+    dlq,
+    logs,
+    search,
+    vector,
+    vectorCounts: [vectorStats.daily_query_count, vectorStats.daily_update_count],
+    stats: [stats.dlq_message_count, stats.daily_used],
+    keys,
+  };
+}
+
+/** B's answer must be a 404 (or 401) {"error"} that names nothing of A's beyond what B sent. */
+async function expectNothing(res: Response, allowed = [404]) {
+  const text = await res.text();
+  expect(allowed).toContain(res.status);
+  expect(Object.keys(JSON.parse(text))).toEqual(["error"]);
+  for (const secret of [A.email, "alice-search", "alice-vectors", "alice-label", "127.0.0.1:9/a"]) expect(text).not.toContain(secret);
+}
+
+let before: Awaited<ReturnType<typeof snapshotOfA>>;
+
+describe("account B, with its own valid credentials, cannot see or touch account A's objects", () => {
+  beforeAll(async () => {
+    before = await snapshotOfA();
+    expect(before.messages.every((m) => (m as { messageId?: string }).messageId)).toBe(true);
+    expect(before.dlq.every((d) => (d as { dlqId?: string }).dlqId)).toBe(true);
+  });
+
+  test("messages: get and cancel one are 404; bulk cancel by ids and by filters cancels nothing", async () => {
+    for (const id of a.messages) {
+      await expectNothing(await asB(`/v2/messages/${id}`));
+      await expectNothing(await asB(`/v2/messages/${id}`, { method: "DELETE" }));
+      // The token as a query parameter is the same account.
+      await expectNothing(await fetch(`${s.url}/v2/messages/${id}?svc_token=${B.token}`));
+    }
+    expect(await (await asB("/v2/messages", json("DELETE", { messageIds: a.messages }))).json()).toEqual({ cancelled: 0 });
+    expect(await (await asB("/v2/messages?label=alice-label", { method: "DELETE" })).json()).toEqual({ cancelled: 0 });
+    expect(await (await asB("/v2/messages", { method: "DELETE" })).json()).toEqual({ cancelled: 0 });
+  });
+
+  test("logs and events: nothing of A's, whatever the filter", async () => {
+    for (const query of ["", `?messageId=${a.messages[0]}`, "?label=alice-label", "?url=http://127.0.0.1:9/a/0", "?state=FAILED", "?count=1000"]) {
+      for (const path of ["/v2/logs", "/v2/events"]) {
+        const body = (await (await asB(path + query)).json()) as { events: unknown[]; logs?: unknown[] };
+        expect(body.events).toEqual([]);
+        expect(body.logs ?? []).toEqual([]);
+      }
+    }
+  });
+
+  test("DLQ: get, delete and retry one are 404; list, bulk delete and bulk retry see nothing", async () => {
+    for (const dlqId of a.dlqIds) {
+      await expectNothing(await asB(`/v2/dlq/${dlqId}`));
+      await expectNothing(await asB(`/v2/dlq/${dlqId}`, { method: "DELETE" }));
+      await expectNothing(await asB(`/v2/dlq/retry/${dlqId}`, { method: "POST" }));
+    }
+    expect(((await (await asB("/v2/dlq")).json()) as { messages: unknown[] }).messages).toEqual([]);
+    expect(((await (await asB(`/v2/dlq?messageId=${a.dlqMessageIds[0]}`)).json()) as { messages: unknown[] }).messages).toEqual([]);
+    expect(await (await asB("/v2/dlq", json("DELETE", { dlqIds: a.dlqIds }))).json()).toEqual({ deleted: 0 });
+    expect(await (await asB(`/v2/dlq?dlqIds=${a.dlqIds.join(",")}`, { method: "DELETE" })).json()).toEqual({ deleted: 0 });
+    expect(await (await asB("/v2/dlq/retry", json("POST", { dlqIds: a.dlqIds }))).json()).toEqual({ cursor: "", responses: [] });
+    // Without ids, bulk retry takes every entry of the caller: none for B.
+    expect(await (await asB("/v2/dlq/retry", { method: "POST" })).json()).toEqual({ cursor: "", responses: [] });
+  });
+
+  test("signing keys: B gets its own, and rotating them leaves A's alone", async () => {
+    const keys = (await (await asB("/v2/keys")).json()) as { current: string; next: string };
+    expect(keys.current).not.toBe(A.currentSigningKey);
+    expect(keys.next).not.toBe(A.nextSigningKey);
+    expect((await asB("/v2/keys/rotate", { method: "POST" })).status).toBe(200);
+  });
+
+  test("search indexes: get, rename, reset password and delete are 404; the list has only B's", async () => {
+    await expectNothing(await mgmtB(`/v2/search/${a.searchId}`));
+    await expectNothing(await mgmtB(`/v2/search/${a.searchId}/rename`, json("POST", { name: "taken-over" })));
+    await expectNothing(await mgmtB(`/v2/search/${a.searchId}/reset-password`, { method: "POST" }));
+    await expectNothing(await mgmtB(`/v2/search/${a.searchId}`, { method: "DELETE" }));
+    expect(await (await mgmtB("/v2/search")).json()).toEqual([]);
+  });
+
+  test("vector indexes: get, stats, rename, reset password, delete and usage reports are 404", async () => {
+    await expectNothing(await mgmtB(`/v2/vector/index/${a.vectorId}`));
+    await expectNothing(await mgmtB(`/v2/vector/index/${a.vectorId}/stats`));
+    await expectNothing(await mgmtB(`/v2/vector/index/${a.vectorId}/stats?period=30d`));
+    await expectNothing(await mgmtB(`/v2/vector/index/${a.vectorId}/rename`, json("POST", { name: "taken-over" })));
+    await expectNothing(await mgmtB(`/v2/vector/index/${a.vectorId}/reset-password`, { method: "POST" }));
+    await expectNothing(await mgmtB(`/v2/vector/index/${a.vectorId}`, { method: "DELETE" }));
+    await expectNothing(await asB(`/__svc/usage/vector/${a.vectorId}`, json("POST", { samples: [{ queries: 1000 }] })));
+    await expectNothing(await asB(`/__svc/usage/search/${a.searchId}`, json("POST", { samples: [{ queries: 1000 }] })));
+    expect(await (await mgmtB("/v2/vector/index")).json()).toEqual([]);
+  });
+
+  test("messaging statistics of A's user id are 404 for B", async () => {
+    for (const period of ["", "?period=1h", "?period=30d"]) await expectNothing(await mgmtB(`/v2/svc/stats/${A.userId}${period}`));
+    const own = (await (await mgmtB(`/v2/svc/stats/${B.userId}`)).json()) as { dlq_message_count: number };
+    expect(own.dlq_message_count).toBe(0);
+  });
+
+  test("reset wipes only the caller's account", async () => {
+    expect((await asB("/__svc/reset", { method: "POST" })).status).toBe(200);
+  });
+
+  test("mixed credentials are 401: A's email with B's key, a token as Basic, a Basic pair as a token", async () => {
+    await expectNothing(await s.mgmt("/v2/search", { headers: { authorization: basicAuth(A.email, B.apiKey) } }), [401]);
+    await expectNothing(await s.mgmt("/v2/search", { headers: { authorization: basicAuth(B.email, A.apiKey) } }), [401]);
+    await expectNothing(await s.mgmt("/v2/search", { headers: { authorization: `Bearer ${A.token}` } }), [401]);
+    await expectNothing(await s.mgmt("/v2/search", { headers: { authorization: basicAuth(A.email, A.token) } }), [401]);
+    await expectNothing(await s.api(`/v2/messages/${a.messages[0]}`, { token: A.apiKey }), [401]);
+    await expectNothing(await s.api(`/v2/messages/${a.messages[0]}`, { token: A.token.slice(0, -1) }), [401]);
+    await expectNothing(await fetch(`${s.url}/v2/messages/${a.messages[0]}?svc_token=${A.token}x`), [401]);
+    await expectNothing(await s.api(`/v2/messages/${a.messages[0]}`, { token: null }), [401]);
+  });
+
+  test("afterwards everything A owns is exactly as it was", async () => {
+    expect(await snapshotOfA()).toEqual(before);
+    // The default token of the test server is the first account's: A still has its DLQ entries.
+    for (const id of a.dlqMessageIds) expect(await dlqEntryOf(s, id)).toBeDefined();
+  });
+});
+
+describe("secrets never reach the log", () => {
+  test("tokens, API keys, Basic credentials and signing keys appear in no log line", async () => {
+    // Requests that carry secrets in every place a client may put them, including failures.
+    await fetch(`${s.url}/v2/publish/http://127.0.0.1:9/log?svc_token=${A.token}&svc-delay=1h`, { method: "POST", body: "x" });
+    await fetch(`${s.url}/v2/publish/http://127.0.0.1:9/log?svc_token=${A.token}x`, { method: "POST", body: "x" });
+    await fetch(`${s.url}/v2/publish/http://127.0.0.1:9/log?svc_token=${A.token}&svc-retries=bad`, { method: "POST", body: "x" });
+    await fetch(`${s.url}/v2/nowhere?svc_token=${A.token}`);
+    await fetch(`${s.url}/v2/logs?svc_token=${B.token}&count=abc`);
+    await s.mgmt("/v2/search/nope", { email: A.email, apiKey: A.apiKey });
+    await s.mgmt("/v2/search", { email: A.email, apiKey: `${A.apiKey}-wrong` });
+    expect(lines.length).toBeGreaterThan(20);
+    expect(lines.some((l) => l.includes("/v2/publish/"))).toBe(true);
+    for (const line of lines) for (const secret of SECRETS) expect(line).not.toContain(secret);
+  });
+
+  test("account lookups compare against every account in constant time, whichever matches", async () => {
+    const compare = spyOn(crypto, "timingSafeEqual");
+    try {
+      const accounts = s.ctx.accounts.all().length;
+      for (const [token, owner] of [[A.token, A.userId], [B.token, B.userId], [`${A.token}x`, undefined], ["", undefined]] as const) {
+        compare.mockClear();
+        expect(s.ctx.accounts.byToken(token)?.id).toBe(owner);
+        // One fixed-length hash comparison per account, never an early exit on the first match.
+        expect(compare.mock.calls.length).toBe(accounts);
+        for (const [x, y] of compare.mock.calls) expect([(x as Uint8Array).length, (y as Uint8Array).length]).toEqual([32, 32]);
+      }
+      compare.mockClear();
+      expect(s.ctx.accounts.byBasic(B.email, B.apiKey)?.id).toBe(B.userId);
+      expect(compare.mock.calls.length).toBe(accounts);
+    } finally {
+      compare.mockRestore();
+    }
+  });
+});
