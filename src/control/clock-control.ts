@@ -5,10 +5,18 @@ import { nextTurn, withDeadline } from "./deadline.ts";
 /** What time control needs from the dispatcher. */
 export interface DispatchProbe {
   readonly pumpPending: boolean;
+  readonly inFlightCount: number;
+  readonly dispatchedCount: number;
   isIdle(): boolean;
   whenPumped(): Promise<void>;
   whenIdle(): Promise<void>;
 }
+
+/**
+ * Attempts the delivery workers hold back for a later instant (flow-control rate windows run on
+ * the workers' copy of the clock), and the earliest instant one of them is released.
+ */
+export type WorkerWaits = () => Promise<{ parked: number; nextAt: number | null }>;
 
 export interface AdvanceRequest {
   ms?: number;
@@ -27,20 +35,28 @@ export interface AdvanceResult {
   idle: boolean;
 }
 
+/** How often a flush wait looks again whether the attempts left are all held for later. */
+const RECHECK_MS = 5;
+
 /**
  * `POST /__svc/clock/advance`: moves a manual clock forward one due timer at a time. After each
  * timer it lets the work that timer started settle (writes committed, due messages handed to the
  * dispatcher, and with `flush` the deliveries finished), so a timer re-armed by that work — the
  * next cron trigger, the next retry — is found and fired within the same jump, in time order.
+ * Instants the workers wait for are steps of the jump too.
  */
 export class ClockControl {
   // Jumps are serialised: two overlapping advances would interleave their steps.
   private queue: Promise<unknown> = Promise.resolve();
+  /** Last answer of `workerWaits`, valid until an attempt starts or ends or time is announced. */
+  private waits: { key: string; parked: number; nextAt: number | null } | null = null;
+  private readonly markers = new Set<number>();
 
   constructor(
     private readonly clock: Clock,
     private readonly dispatcher: DispatchProbe,
     private readonly commit: { readonly pendingWrites: number },
+    private readonly workerWaits?: WorkerWaits,
   ) {}
 
   status() {
@@ -66,12 +82,14 @@ export class ClockControl {
     const deadline = Date.now() + req.timeoutMs;
     let flushing = req.flush;
     let timersFired = 0;
-    while (clock.fireNext(target)) {
+    for (;;) {
+      await this.markWorkerWait(clock, target);
+      if (!clock.fireNext(target)) break;
       timersFired++;
-      flushing = await this.settle(flushing, deadline);
+      flushing = await this.settle(clock, flushing, deadline);
     }
     clock.advanceTo(target);
-    flushing = await this.settle(flushing, deadline);
+    flushing = await this.settle(clock, flushing, deadline);
     return { now: clock.now(), mode: clock.kind, timersFired, idle: !req.flush || flushing };
   }
 
@@ -79,18 +97,50 @@ export class ClockControl {
    * Returns whether flushing goes on (false once the deadline passed). Cheap when the timer did
    * nothing asynchronous: periodic housekeeping timers can fire thousands of times in one jump.
    */
-  private async settle(flushing: boolean, deadline: number): Promise<boolean> {
+  private async settle(clock: ManualClock, flushing: boolean, deadline: number): Promise<boolean> {
     // A timer callback may queue its write a few microtasks late (after an `await`).
     for (let i = 0; i < 4; i++) await Promise.resolve();
     // Queued writes commit in the next turn; their continuations (re-armed timers, further
     // writes) run right after, before the turn we wait for ends.
     while (this.commit.pendingWrites > 0) await nextTurn();
-    if (this.dispatcher.pumpPending) {
-      // Workers sign and time-stamp with the announced time.
-      (this.clock as ManualClock).announce();
+    const workersWaitForNow = this.waits !== null && this.waits.nextAt !== null && this.waits.nextAt <= clock.now();
+    if (this.dispatcher.pumpPending || workersWaitForNow) {
+      // Workers sign, time-stamp and release flow-control windows with the announced time.
+      clock.announce();
+      this.waits = null;
       await this.dispatcher.whenPumped();
     }
-    if (!flushing || this.dispatcher.isIdle()) return flushing;
-    return withDeadline(this.dispatcher.whenIdle(), deadline - Date.now());
+    if (!flushing) return false;
+    return this.deliveriesSettled(deadline);
+  }
+
+  /** Until nothing is in flight, or everything left in flight is held by the workers for later. */
+  private async deliveriesSettled(deadline: number): Promise<boolean> {
+    for (;;) {
+      if (this.dispatcher.isIdle()) return true;
+      if (this.workerWaits && !this.dispatcher.pumpPending) {
+        const waits = await this.queryWorkers();
+        if (waits.parked >= this.dispatcher.inFlightCount) return true;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await withDeadline(this.dispatcher.whenIdle(), this.workerWaits ? Math.min(RECHECK_MS, left) : left);
+    }
+  }
+
+  /** Makes the instant the workers next release a held attempt a step of the jump. */
+  private async markWorkerWait(clock: ManualClock, target: number): Promise<void> {
+    if (!this.workerWaits || this.dispatcher.inFlightCount === 0) return;
+    const { nextAt } = await this.queryWorkers();
+    if (nextAt === null || nextAt <= clock.now() || nextAt > target || this.markers.has(nextAt)) return;
+    this.markers.add(nextAt);
+    clock.at(nextAt, () => this.markers.delete(nextAt));
+  }
+
+  private async queryWorkers() {
+    // Asking round-trips to every worker: a jump past thousands of housekeeping ticks asks once.
+    const key = `${this.dispatcher.inFlightCount}/${this.dispatcher.dispatchedCount}`;
+    if (this.waits?.key !== key) this.waits = { key, ...(await this.workerWaits!()) };
+    return this.waits;
   }
 }

@@ -99,6 +99,8 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
         return answer;
       },
       {
+        // JSON whatever the Content-Type: `curl -d '{"ms":1000}'` sends it as a form.
+        parse: "json",
         body: AdvanceBody,
         query: AdvanceQuery,
         detail: { summary: "Move a manual clock forward, firing every due timer in time order" },

@@ -64,6 +64,11 @@ export class Dispatcher {
     return this.inFlight.size;
   }
 
+  /** Attempts handed to the workers since start; with `inFlightCount` it tells that anything changed. */
+  get dispatchedCount(): number {
+    return this.nextTicket - 1;
+  }
+
   /**
    * `dueAt`: the earliest time the caller's new messages become due. When the armed timer fires
    * no later than that, the timer's pump will find them, so this one is skipped: publishing

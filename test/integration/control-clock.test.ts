@@ -49,6 +49,10 @@ describe("GET /__svc/clock and the real clock", () => {
     expect((await advance(manual.api, { ms: 1500 })).now).toBe(t0.now + 1500);
     expect((await advance(manual.api, { to: t0.now + 10_000 })).now).toBe(t0.now + 10_000);
     expect((await now(manual)).now).toBe(t0.now + 10_000);
+    // `curl -d '{"ms":5}'` sends a form Content-Type: the body is read as JSON anyway.
+    const curlStyle = await manual.api("/__svc/clock/advance", { method: "POST", body: '{"ms":5}', headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(curlStyle.status).toBe(200);
+    expect((await now(manual)).now).toBe(t0.now + 10_005);
   });
 
   test("backward, missing, doubled or malformed targets are 400 and leave the clock alone", async () => {

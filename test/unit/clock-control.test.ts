@@ -1,0 +1,76 @@
+import { expect, test } from "bun:test";
+import { ClockControl, type DispatchProbe } from "../../src/control/clock-control.ts";
+import { ManualClock } from "../../src/core/clock.ts";
+
+/** A dispatcher with nothing to do, except what a test puts in flight. */
+function fakeDispatcher() {
+  let idleWaiters: Array<() => void> = [];
+  const d = {
+    pumpPending: false,
+    inFlightCount: 0,
+    dispatchedCount: 0,
+    isIdle: () => d.inFlightCount === 0,
+    whenPumped: async () => {},
+    whenIdle: () => (d.inFlightCount === 0 ? Promise.resolve() : new Promise<void>((r) => idleWaiters.push(r))),
+    finish() {
+      d.inFlightCount--;
+      if (d.inFlightCount === 0) for (const r of idleWaiters.splice(0)) r();
+    },
+  };
+  return d satisfies DispatchProbe;
+}
+const noWrites = { pendingWrites: 0 };
+
+test("a real clock cannot be advanced: 409", async () => {
+  const { RealClock } = await import("../../src/core/clock.ts");
+  const control = new ClockControl(new RealClock(), fakeDispatcher(), noWrites);
+  await expect(control.advance({ ms: 1, flush: false, timeoutMs: 100 })).rejects.toMatchObject({ status: 409 });
+});
+
+test("a jump past a once-a-second housekeeping timer for a whole day stays cheap", async () => {
+  const clock = new ManualClock(0);
+  let ticks = 0;
+  const tick = () => {
+    ticks++;
+    clock.at(clock.now() + 1000, tick);
+  };
+  clock.at(1000, tick);
+  const control = new ClockControl(clock, fakeDispatcher(), noWrites);
+  const t0 = performance.now();
+  const res = await control.advance({ ms: 86_400_000, flush: true, timeoutMs: 5000 });
+  expect(ticks).toBe(86_400);
+  expect(res).toEqual({ now: 86_400_000, mode: "manual", timersFired: 86_400, idle: true });
+  expect(performance.now() - t0).toBeLessThan(3000);
+});
+
+test("an attempt a worker holds for a later instant: that instant becomes a step, and flush waits for it there", async () => {
+  const clock = new ManualClock(0);
+  const d = fakeDispatcher();
+  d.inFlightCount = 1;
+  d.dispatchedCount = 1;
+  // The worker releases the held attempt when it hears the time reach 5000, and it finishes.
+  let workerNow = 0;
+  let finishedAt: number | null = null;
+  clock.onAdvance((now) => {
+    workerNow = now;
+    if (now >= 5000 && finishedAt === null) {
+      finishedAt = now;
+      queueMicrotask(() => d.finish());
+    }
+  });
+  const workerWaits = async () => (finishedAt === null ? { parked: 1, nextAt: 5000 } : { parked: 0, nextAt: null });
+  const control = new ClockControl(clock, d, noWrites, workerWaits);
+  const res = await control.advance({ ms: 60_000, flush: true, timeoutMs: 2000 });
+  expect(finishedAt).toBe(5000);
+  expect(workerNow).toBe(60_000);
+  expect(res).toMatchObject({ now: 60_000, idle: true });
+});
+
+test("flush gives up at the timeout when an attempt never finishes, yet the jump completes", async () => {
+  const clock = new ManualClock(0);
+  const d = fakeDispatcher();
+  d.inFlightCount = 1;
+  const control = new ClockControl(clock, d, noWrites);
+  const res = await control.advance({ ms: 1000, flush: true, timeoutMs: 50 });
+  expect(res).toMatchObject({ now: 1000, idle: false });
+});
