@@ -8,6 +8,8 @@ import { decideAfterAttempt } from "./retry-policy.ts";
 import type { DeliveryOutcome } from "./worker-protocol.ts";
 
 const CLAIM_BATCH = 512;
+/** Wall-clock pause before trying the database again after a storage error. */
+const STORAGE_RETRY_MS = 500;
 
 interface InFlight {
   message: MessageRecord;
@@ -137,8 +139,35 @@ export class Dispatcher {
     this.outcomesScheduled = false;
     const batch = this.outcomes;
     this.outcomes = [];
-    if (batch.length > 0) this.outcomeTx(batch);
+    if (batch.length > 0) {
+      const entries = batch.map((o) => this.inFlight.get(o.ticket));
+      try {
+        this.outcomeTx(batch);
+      } catch (error) {
+        // Nothing of the batch was stored (lock held past the busy timeout, disk full): the
+        // attempts stay in flight and are recorded once storage answers again. After a stop they
+        // stay ACTIVE in the database and are delivered again at the next start.
+        for (const e of entries) {
+          if (!e) continue;
+          this.inFlight.set(e.ticket, e);
+          this.ticketOf.set(e.message.id, e.ticket);
+        }
+        this.outcomes = batch.concat(this.outcomes);
+        if (this.stopped) return;
+        this.outcomesScheduled = true;
+        this.retryLater("recording delivery outcomes", error, () => this.flushOutcomes());
+        return;
+      }
+    }
     this.wake();
+  }
+
+  /** A storage error must neither end the process nor stall delivery: log it and try again. */
+  private retryLater(what: string, error: unknown, again: () => void): void {
+    this.ctx.log.error(`${what} failed; trying again in ${STORAGE_RETRY_MS} ms`, {
+      error: String((error as Error)?.message ?? error),
+    });
+    setTimeout(again, STORAGE_RETRY_MS);
   }
 
   stop(): void {
@@ -151,13 +180,20 @@ export class Dispatcher {
     if (this.stopped) return;
     const now = this.ctx.clock.now();
     let room = this.maxInFlight - this.inFlight.size;
-    while (room > 0) {
-      const claimed = this.claimTx(now, Math.min(room, CLAIM_BATCH)) as MessageRecord[];
-      for (const m of claimed) this.submit(m);
-      room -= claimed.length;
-      if (claimed.length < CLAIM_BATCH) break;
+    try {
+      while (room > 0) {
+        const claimed = this.claimTx(now, Math.min(room, CLAIM_BATCH)) as MessageRecord[];
+        for (const m of claimed) this.submit(m);
+        room -= claimed.length;
+        if (claimed.length < CLAIM_BATCH) break;
+      }
+      this.armTimer(now);
+    } catch (error) {
+      // Thrown from a setImmediate callback this would end the process; and without a retry the
+      // due messages would wait for the next publish to wake the dispatcher.
+      this.retryLater("claiming due messages", error, () => this.wake());
+      return;
     }
-    this.armTimer(now);
     this.notifyIdle(now);
     this.resolvePumpWaiters();
   }

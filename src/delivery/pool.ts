@@ -78,6 +78,16 @@ export class WorkerPool {
     );
   }
 
+  /**
+   * Fault drill for tests and the control API only: makes worker `index` die the way a real crash
+   * would (`exit`: process.exit inside the thread; `throw`: an uncaught exception), with whatever
+   * it holds in flight. The pool then replaces it and those attempts come back as failed.
+   */
+  crashWorker(index: number, how: "exit" | "throw" = "exit"): void {
+    const slot = this.slots[index % this.slots.length]!;
+    this.send(slot, { type: "crash", how });
+  }
+
   /** Slot that owns a flow-control key; used to ask it for that key's live counters. */
   workerFor(key: string): Worker {
     return this.slots[stableHash(key) % this.slots.length]!.worker;
@@ -111,6 +121,9 @@ export class WorkerPool {
     const died = (reason: string) => {
       if (!slot.alive || this.closed) return;
       slot.alive = false;
+      // An error event does not always end the thread: make sure it is gone, so its attempts
+      // are not finished twice (here as failures and there as late answers).
+      worker.terminate();
       this.log.error("delivery worker died; replacing it", { worker: id, reason, inFlight: slot.inFlight.size });
       const replacement = this.spawn(id);
       this.slots[this.slots.indexOf(slot)] = replacement;

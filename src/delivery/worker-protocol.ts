@@ -42,7 +42,9 @@ export type ToWorker =
   | { type: "deliver"; job: DeliveryJob }
   | { type: "ping"; id: number }
   | { type: "clock"; nowMs: number }
-  | { type: "flow-stats"; id: number; key?: string };
+  | { type: "flow-stats"; id: number; key?: string }
+  /** Tests and fault drills only (WorkerPool.crashWorker): the worker dies as a real crash would. */
+  | { type: "crash"; how: "exit" | "throw" };
 
 export type FromWorker =
   | { type: "outcome"; outcome: DeliveryOutcome }

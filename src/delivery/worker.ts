@@ -50,5 +50,12 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
     case "clock":
       clockOffsetMs = msg.nowMs - Date.now();
       break;
+    case "crash":
+      // Fault drill: die with the attempts in flight, as an out-of-memory or a native fault would.
+      if (msg.how === "exit") process.exit(70);
+      setTimeout(() => {
+        throw new Error("delivery worker crash drill");
+      });
+      break;
   }
 };
