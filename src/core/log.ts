@@ -8,6 +8,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether a line of this level would be written; absent means assume yes. */
+  enabled?(level: LogLevel): boolean;
 }
 
 export function createLogger(opts: {
@@ -33,7 +35,8 @@ export function createLogger(opts: {
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
+    enabled: (level) => RANK[level] >= min,
   };
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, enabled: () => false };

@@ -12,16 +12,19 @@ export function buildHttpApp(plugins: Plugin[], log: Logger): Plugin {
   const started = new WeakMap<Request, number>();
   const app: Plugin = new Elysia();
   installErrorHandling(app, log);
-  app
-    .onRequest(({ request }) => {
-      started.set(request, performance.now());
-    })
-    .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
-      const t0 = started.get(request);
-      const ms = t0 === undefined ? 0 : Math.round((performance.now() - t0) * 10) / 10;
-      const status = responseValue instanceof Response ? responseValue.status : (set.status ?? 200);
-      log.info("request", { method: request.method, path, status, ms });
-    });
+  // Below info level the hooks would time every request for a line nobody writes.
+  if (log.enabled?.("info") ?? true) {
+    app
+      .onRequest(({ request }) => {
+        started.set(request, performance.now());
+      })
+      .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
+        const t0 = started.get(request);
+        const ms = t0 === undefined ? 0 : Math.round((performance.now() - t0) * 10) / 10;
+        const status = responseValue instanceof Response ? responseValue.status : (set.status ?? 200);
+        log.info("request", { method: request.method, path, status, ms });
+      });
+  }
   for (const plugin of plugins) app.use(plugin);
   return app;
 }
