@@ -50,7 +50,7 @@ test("an attempt a worker holds for a later instant: that instant becomes a step
   d.dispatchedCount = 1;
   // The worker releases the held attempt when it hears the time reach 5000, and it finishes.
   let workerNow = 0;
-  let finishedAt: number | null = null;
+  let finishedAt = null as number | null;
   clock.onAdvance((now) => {
     workerNow = now;
     if (now >= 5000 && finishedAt === null) {
