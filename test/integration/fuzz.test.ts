@@ -52,7 +52,7 @@ test(`${TOTAL} random requests (seed ${SEED}): no 5xx, no hang, consistent after
     const init: RequestInit & { email?: string; apiKey?: string } = {
       method: req.method,
       headers: req.headers,
-      body: req.method === "GET" || req.method === "HEAD" ? undefined : req.body,
+      body: req.method === "GET" || req.method === "HEAD" ? undefined : (req.body as BodyInit | undefined),
       signal: AbortSignal.timeout(DEADLINE_MS),
     };
     const started = performance.now();
