@@ -94,7 +94,6 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       probeStore: () => db.query("SELECT 1").get(),
       pingWorkers: () => messagingDomain.pool.ping(),
       resets,
-      dispatcher: messagingDomain.dispatcher,
       clock: new ClockControl(clock, messagingDomain.dispatcher, ctx.commit),
     }),
     // Reads the built apps' route tables lazily, at request time: they are built below.

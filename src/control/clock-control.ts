@@ -63,6 +63,14 @@ export class ClockControl {
     return { now: this.clock.now(), mode: this.clock.kind };
   }
 
+  /**
+   * `POST /__svc/flush`: true once nothing is due or in flight, except attempts the workers hold
+   * for a later instant (those are not due now); false at the wall-clock timeout.
+   */
+  flush(timeoutMs: number): Promise<boolean> {
+    return this.deliveriesSettled(Date.now() + timeoutMs);
+  }
+
   advance(req: AdvanceRequest): Promise<AdvanceResult> {
     const run = this.queue.then(() => this.jump(req));
     this.queue = run.catch(() => undefined);

@@ -29,7 +29,7 @@ export interface ControlDeps {
   /** A round trip to every delivery worker. */
   pingWorkers: () => Promise<unknown>;
   resets: ResetRegistry;
-  dispatcher: { whenIdle(): Promise<void> };
+  /** Time control, and the wait for deliveries that flush shares with it. */
   clock: ClockControl;
 }
 
@@ -82,7 +82,7 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
       "/__svc/flush",
       async ({ query }) => {
         const timeout = query.timeout ?? DEFAULT_WAIT_MS;
-        if (!(await withDeadline(deps.dispatcher.whenIdle(), timeout)))
+        if (!(await deps.clock.flush(timeout)))
           throw new HttpError(504, `deliveries still running after ${timeout} ms`);
         return { idle: true };
       },

@@ -74,3 +74,15 @@ test("flush gives up at the timeout when an attempt never finishes, yet the jump
   const res = await control.advance({ ms: 1000, flush: true, timeoutMs: 50 });
   expect(res).toMatchObject({ now: 1000, idle: false });
 });
+
+test("rate windows: only lanes at their rate hold attempts for later; the earliest release is next", async () => {
+  const { rateWindowWaits } = await import("../../src/control/worker-waits.ts");
+  const waits = rateWindowWaits(async () => [
+    { waiting: 2, active: 0, rate: 1, rateCount: 1, periodStart: 1000, periodMs: 3600_000 },
+    { waiting: 1, active: 0, rate: 5, rateCount: 5, periodStart: 2000, periodMs: 60_000 },
+    { waiting: 4, active: 1, rate: undefined, rateCount: 0, periodStart: 0, periodMs: 1000 },
+    { waiting: 3, active: 0, rate: 10, rateCount: 2, periodStart: 0, periodMs: 1000 },
+  ]);
+  expect(await waits()).toEqual({ parked: 3, nextAt: 62_000 });
+  expect(await rateWindowWaits(async () => [])()).toEqual({ parked: 0, nextAt: null });
+});
