@@ -80,6 +80,14 @@ beforeAll(async () => {
       setTimeout(() => socket.end(), 20);
     }),
   );
+  // One that answers something that is not HTTP.
+  tcp.push(
+    startTcpReceiver((socket) => {
+      socket.write("SMTP ready, not HTTP\r\n\r\n");
+      socket.flush();
+      setTimeout(() => socket.end(), 20);
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -147,6 +155,11 @@ describe("receiver faults end as a retry, then a DLQ entry with a clear error", 
   test("a receiver that closes mid-body counts as a failure even after a 200 status line", async () => {
     const id = await publish(`${tcp[3]!.url}/mid-body`);
     await expectRetriedThenDeadLettered(id, /^the answer broke off after status 200: .*connection/i);
+  });
+
+  test("an answer that is not HTTP at all", async () => {
+    const id = await publish(`${tcp[4]!.url}/garbage`);
+    await expectRetriedThenDeadLettered(id, /malformed|HTTP/i);
   });
 
   test("a 302 redirect is not followed and counts as a failure", async () => {
