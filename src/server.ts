@@ -12,6 +12,7 @@ import { ResetRegistry, registerMessagingResets } from "./control/reset.ts";
 import { controlRoutes, healthRoutes } from "./control/routes.ts";
 import { createManagementDomain } from "./management/domain.ts";
 import { createMessagingDomain } from "./messages/domain.ts";
+import { createGroupsSchedulesQueues } from "./groups-schedules-queues.ts";
 import type { UsageRecorder } from "./metrics/usage.ts";
 import { buildHttpApp } from "./http/app.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
@@ -84,6 +85,10 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   messaging.push(...messagingDomain.routes);
 
   // groups-schedules-queues:start
+  const groupsSchedulesQueues = createGroupsSchedulesQueues(ctx, messagingDomain);
+  messaging.push(...groupsSchedulesQueues.routes);
+  onStop.push(() => groupsSchedulesQueues.stop());
+  for (const part of groupsSchedulesQueues.resets) resets.register(part.name, part.reset);
   // groups-schedules-queues:end
 
   // test-double:start

@@ -17,6 +17,18 @@ interface InFlight {
 }
 
 /**
+ * A check on every claimed message before it goes to a worker (flow control caps what one key may
+ * have in the workers at once, so a key with a huge backlog cannot take all of `maxInFlight`).
+ * Both calls run inside the dispatcher's transactions.
+ */
+export interface DispatchGate {
+  /** True: dispatch it now. False: the gate has set the message aside (it is not claimed). */
+  admit(m: MessageRecord, nowMs: number): boolean;
+  /** An admitted message's attempt is over (recorded, or disowned by a cancel). */
+  released(m: MessageRecord, nowMs: number): void;
+}
+
+/**
  * The main thread's half of delivery: finds due messages through the `dispatch_at` index, claims
  * them, hands them to the workers and records each outcome. Publishing wakes it; a clock timer
  * wakes it for the earliest future message. It never polls.
@@ -35,6 +47,8 @@ export class Dispatcher {
   private pumpWaiters: Array<() => void> = [];
   private readonly claimTx;
   private readonly outcomeTx;
+  /** Optional; set once at wiring time (flow control). */
+  gate: DispatchGate | null = null;
 
   constructor(
     private readonly ctx: AppContext,
@@ -45,11 +59,14 @@ export class Dispatcher {
   ) {
     this.claimTx = ctx.db.transaction((nowMs: number, limit: number) => {
       const due = store.due(nowMs, limit);
+      const claimed: MessageRecord[] = [];
       for (const m of due) {
+        if (this.gate && !this.gate.admit(m, nowMs)) continue;
         store.claim(m.id);
         lifecycle.activated(m, nowMs);
+        claimed.push(m);
       }
-      return due;
+      return { claimed, seen: due.length };
     });
     this.outcomeTx = ctx.db.transaction((batch: DeliveryOutcome[]) => {
       for (const outcome of batch) this.record(outcome);
@@ -91,7 +108,11 @@ export class Dispatcher {
     const ticket = this.ticketOf.get(messageId);
     if (ticket === undefined) return;
     this.ticketOf.delete(messageId);
+    const entry = this.inFlight.get(ticket);
     this.inFlight.delete(ticket);
+    // An attempt still waiting in a worker's flow-control lane is dropped there.
+    this.pool.cancel(ticket);
+    if (entry) this.gate?.released(entry.message, this.ctx.clock.now());
   }
 
   isInFlight(messageId: string): boolean {
@@ -182,10 +203,11 @@ export class Dispatcher {
     let room = this.maxInFlight - this.inFlight.size;
     try {
       while (room > 0) {
-        const claimed = this.claimTx(now, Math.min(room, CLAIM_BATCH)) as MessageRecord[];
+        const limit = Math.min(room, CLAIM_BATCH);
+        const { claimed, seen } = this.claimTx(now, limit) as { claimed: MessageRecord[]; seen: number };
         for (const m of claimed) this.submit(m);
         room -= claimed.length;
-        if (claimed.length < CLAIM_BATCH) break;
+        if (seen < limit) break;
       }
       this.armTimer(now);
     } catch (error) {
@@ -242,6 +264,7 @@ export class Dispatcher {
     if (decision.kind === "delivered") this.lifecycle.delivered(m, outcome, now);
     else if (decision.kind === "retry") this.lifecycle.retrying(m, outcome, decision.at, decision.error, now);
     else this.lifecycle.failed(m, outcome, decision.error, now);
+    this.gate?.released(m, now);
   }
 
   private armTimer(now: number): void {

@@ -1,5 +1,6 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
+import { laneKey } from "../flow-control/lane-key.ts";
 import type { MessageRecord } from "../messages/model.ts";
 import type { DeliveryJob } from "./worker-protocol.ts";
 
@@ -26,6 +27,7 @@ export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, t
     issuer: dialect.jwtIssuer,
     signatureHeader: `${p}-Signature`,
     maxResponseBytes: account.limits.maxMessageSize,
-    flow: m.flow,
+    // The worker's lanes are per account: the same key of two accounts is two lanes.
+    flow: m.flow ? { ...m.flow, key: laneKey(m.accountId, m.flow.key) } : undefined,
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "../core/log.ts";
-import type { DeliveryJob, DeliveryOutcome, FromWorker, ToWorker } from "./worker-protocol.ts";
+import type { DeliveryJob, DeliveryOutcome, FlowLaneStats, FromWorker, ToWorker } from "./worker-protocol.ts";
 
 interface Slot {
   id: number;
@@ -34,6 +34,7 @@ export function stableHash(text: string): number {
 export class WorkerPool {
   private slots: Slot[] = [];
   private pings = new Map<number, (workerId: number) => void>();
+  private flowStatsRequests = new Map<number, (stats: FlowLaneStats[]) => void>();
   private nextPing = 1;
   private closed = false;
 
@@ -42,6 +43,8 @@ export class WorkerPool {
     private readonly onOutcome: (outcome: DeliveryOutcome) => void,
     private readonly log: Logger,
     private readonly now: () => number,
+    /** The server runs on a manual clock: every worker is told its time from the start. */
+    private readonly manualClock = false,
   ) {
     for (let i = 0; i < size; i++) this.slots.push(this.spawn(i));
   }
@@ -88,6 +91,48 @@ export class WorkerPool {
     this.send(slot, { type: "crash", how });
   }
 
+  /**
+   * Live counters of flow-control lanes: of one lane (asking only the worker that owns it) or of
+   * every lane whose key starts with `prefix`. A worker that does not answer within 2 s counts as
+   * knowing no lanes (it may just have died).
+   */
+  async flowStats(filter: { key: string } | { prefix: string }): Promise<FlowLaneStats[]> {
+    const slots = "key" in filter ? [this.slots[stableHash(filter.key) % this.slots.length]!] : this.slots;
+    const answers = await Promise.all(
+      slots.map(
+        (slot) =>
+          new Promise<FlowLaneStats[]>((resolve) => {
+            const id = this.nextPing++;
+            const timer = setTimeout(() => {
+              this.flowStatsRequests.delete(id);
+              resolve([]);
+            }, 2000);
+            this.flowStatsRequests.set(id, (stats) => {
+              clearTimeout(timer);
+              resolve(stats);
+            });
+            this.send(slot, { type: "flow-stats", id, ...filter });
+          }),
+      ),
+    );
+    return answers.flat();
+  }
+
+  /**
+   * Shutdown: jobs that only wait in a flow-control lane are given back, so the drain waits for
+   * real attempts alone. Their messages stay in flight in the store and are delivered after the
+   * next start, without using a retry.
+   */
+  releaseWaiting(): void {
+    this.broadcast({ type: "release-waiting" });
+  }
+
+  /** A cancelled attempt that still waits in its worker's flow-control lane is dropped there. */
+  cancel(ticket: number): void {
+    const slot = this.slots.find((s) => s.inFlight.has(ticket));
+    if (slot) this.send(slot, { type: "cancel", ticket });
+  }
+
   /** Slot that owns a flow-control key; used to ask it for that key's live counters. */
   workerFor(key: string): Worker {
     return this.slots[stableHash(key) % this.slots.length]!.worker;
@@ -113,6 +158,11 @@ export class WorkerPool {
       const msg = event.data;
       if (msg.type === "outcome") {
         if (slot.inFlight.delete(msg.outcome.ticket)) this.onOutcome(msg.outcome);
+      } else if (msg.type === "released") {
+        for (const ticket of msg.tickets) slot.inFlight.delete(ticket);
+      } else if (msg.type === "flow-stats") {
+        this.flowStatsRequests.get(msg.id)?.(msg.stats);
+        this.flowStatsRequests.delete(msg.id);
       } else if (msg.type === "pong") {
         this.pings.get(msg.id)?.(msg.workerId);
         this.pings.delete(msg.id);
@@ -141,6 +191,7 @@ export class WorkerPool {
     worker.addEventListener("error", (e) => died((e as ErrorEvent).message ?? "error"));
     worker.addEventListener("close", () => died("exited"));
     worker.postMessage({ type: "hello", workerId: id });
+    if (this.manualClock) worker.postMessage({ type: "clock", nowMs: this.now() } satisfies ToWorker);
     return slot;
   }
 }

@@ -41,12 +41,36 @@ export interface DeliveryOutcome {
 export type ToWorker =
   | { type: "deliver"; job: DeliveryJob }
   | { type: "ping"; id: number }
+  /** The server runs on a manual clock: from now on the worker's time is exactly `nowMs`. */
   | { type: "clock"; nowMs: number }
-  | { type: "flow-stats"; id: number; key?: string }
+  /** Live counters of one flow-control lane (`key`) or of every lane whose key starts with `prefix`. */
+  | { type: "flow-stats"; id: number; key?: string; prefix?: string }
+  /** The attempt was cancelled: drop it if it still waits in a flow-control lane. */
+  | { type: "cancel"; ticket: number }
+  /** Shutting down: give back, unstarted, every job still waiting in a flow-control lane. */
+  | { type: "release-waiting" }
   /** Tests and fault drills only (WorkerPool.crashWorker): the worker dies as a real crash would. */
   | { type: "crash"; how: "exit" | "throw" };
 
 export type FromWorker =
   | { type: "outcome"; outcome: DeliveryOutcome }
   | { type: "pong"; id: number; workerId: number }
-  | { type: "flow-stats"; id: number; stats: unknown[] };
+  | { type: "flow-stats"; id: number; stats: FlowLaneStats[] }
+  /** Jobs given back unstarted: no attempt was made, so they have no outcome. */
+  | { type: "released"; tickets: number[] };
+
+/** What a worker knows of one flow-control lane (`key` is the account-prefixed lane key). */
+export interface FlowLaneStats {
+  key: string;
+  /** Jobs that arrived and wait for the lane's parallelism or rate. */
+  waiting: number;
+  /** Deliveries in flight. */
+  active: number;
+  parallelism?: number;
+  rate?: number;
+  periodMs: number;
+  /** Deliveries started within the current sliding period. */
+  rateCount: number;
+  /** Start of the current sliding period: the oldest start still counted (now when none). */
+  periodStart: number;
+}

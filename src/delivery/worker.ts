@@ -3,6 +3,8 @@
  * A delivery worker thread: makes the HTTP requests and reports each outcome. It never touches
  * SQLite; the dispatcher on the main thread records every outcome.
  */
+import { ManualClock, RealClock, type Clock } from "../core/clock.ts";
+import { FlowGate } from "../flow-control/gate.ts";
 import { signDelivery } from "../signing/jwt.ts";
 import { performRequest } from "./http-attempt.ts";
 import type { DeliveryJob, ToWorker } from "./worker-protocol.ts";
@@ -10,8 +12,23 @@ import type { DeliveryJob, ToWorker } from "./worker-protocol.ts";
 declare const self: Worker;
 
 let workerId = -1;
-let clockOffsetMs = 0;
-const now = () => Date.now() + clockOffsetMs;
+/**
+ * Real time, until the pool says the server runs on a manual clock: from then on the worker's time
+ * is exactly the server's (it moves only with the "clock" messages), so flow-control periods pass
+ * when a test advances the server's clock, and not in between.
+ */
+let clock: Clock = new RealClock();
+const now = () => clock.now();
+const gate = new FlowGate(
+  {
+    get kind() {
+      return clock.kind;
+    },
+    now,
+    at: (atMs, fn) => clock.at(atMs, fn),
+  },
+  deliver,
+);
 
 async function deliver(job: DeliveryJob) {
   const startedAt = now();
@@ -41,14 +58,33 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
     case "hello":
       workerId = msg.workerId;
       break;
-    case "deliver":
-      void deliver(msg.job);
+    case "deliver": {
+      const job = msg.job;
+      if (job.flow) gate.submit({ ...job, flow: job.flow });
+      else void deliver(job);
+      break;
+    }
+    case "cancel": {
+      const job = gate.cancel(msg.ticket);
+      // The pool still counts the job as in flight until an outcome for it arrives.
+      if (job) {
+        const outcome = { ticket: job.ticket, messageId: job.messageId, error: "cancelled before delivery", startedAt: now(), durationMs: 0 };
+        self.postMessage({ type: "outcome", outcome });
+      }
+      break;
+    }
+    case "release-waiting":
+      self.postMessage({ type: "released", tickets: gate.releaseWaiting().map((job) => job.ticket) });
+      break;
+    case "flow-stats":
+      self.postMessage({ type: "flow-stats", id: msg.id, stats: gate.stats({ key: msg.key, prefix: msg.prefix }) });
       break;
     case "ping":
       self.postMessage({ type: "pong", id: msg.id, workerId });
       break;
     case "clock":
-      clockOffsetMs = msg.nowMs - Date.now();
+      if (clock instanceof ManualClock) clock.advanceTo(Math.max(msg.nowMs, clock.now()));
+      else clock = new ManualClock(msg.nowMs);
       break;
     case "crash":
       // Fault drill: die with the attempts in flight, as an out-of-memory or a native fault would.

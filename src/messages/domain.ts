@@ -21,7 +21,13 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
   const dlq = new DlqStore(ctx.db);
   const lifecycle = new MessageLifecycle(messages, events, dlq, metrics);
   let dispatcher: Dispatcher | undefined;
-  const pool = new WorkerPool(ctx.config.workers, (o) => dispatcher!.onOutcome(o), ctx.log, () => ctx.clock.now());
+  const pool = new WorkerPool(
+    ctx.config.workers,
+    (o) => dispatcher!.onOutcome(o),
+    ctx.log,
+    () => ctx.clock.now(),
+    ctx.clock.kind === "manual",
+  );
   dispatcher = new Dispatcher(ctx, messages, lifecycle, pool);
   const wake = (dueAt?: number) => dispatcher!.wake(dueAt);
   const publisher = new PublishService(ctx, lifecycle, metrics, wake);
@@ -29,6 +35,8 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
   const dlqService = new DlqService(ctx, dlq, lifecycle, wake);
   const retention = new Retention(ctx, events, dlq);
   ctx.clock.onAdvance((nowMs) => pool.broadcast({ type: "clock", nowMs }));
+  /** Work that must wait until delivery runs: after recovery, so it never races it. */
+  const startedHooks: Array<() => void> = [];
 
   return {
     stores: { messages, events, dlq },
@@ -37,6 +45,10 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
     pool,
     dispatcher,
     publisher,
+    /** Runs `fn` once start() has recovered the previous run and delivery is running. */
+    onStarted(fn: () => void) {
+      startedHooks.push(fn);
+    },
     routes: [messageRoutes(ctx, publisher, messages, cancels), dlqRoutes(ctx, dlq, dlqService), logRoutes(ctx, events)],
     /** Workers answer, in-flight messages of a previous run are due again, delivery starts. */
     async start() {
@@ -45,10 +57,12 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
       if (recovered > 0) ctx.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
       dispatcher.wake();
       retention.start();
+      for (const fn of startedHooks) fn();
     },
     /** Stops dispatching, lets in-flight attempts finish until the deadline, records their outcomes. */
     async drain(deadlineMs: number) {
       dispatcher.stop();
+      pool.releaseWaiting();
       retention.stop();
       const deadline = Date.now() + deadlineMs;
       while (pool.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10);

@@ -16,9 +16,11 @@ export type MessageKind = "message" | "callback" | "failure-callback";
 /**
  * Waiting states of a stored message. A message leaves the table when it is delivered, failed
  * (then it lives on in the DLQ) or cancelled; its history stays in the event log.
- * PARKED: waits behind others in a queue or flow-control lane; not dispatchable until promoted.
+ * PARKED: waits behind others in a queue; not dispatchable until promoted.
+ * HELD: was due, but its flow-control key already had the most deliveries the dispatcher hands to
+ * a worker at once; released (due again) when one of that key's attempts ends.
  */
-export type MessageState = "CREATED" | "RETRY" | "ACTIVE" | "PARKED";
+export type MessageState = "CREATED" | "RETRY" | "ACTIVE" | "PARKED" | "HELD";
 
 export interface MessageRecord {
   id: string;

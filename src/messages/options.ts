@@ -214,11 +214,14 @@ export function parsePublishOptions(src: ConfigSource, limits: PlanLimits, nowMs
   if (headerForward !== undefined && !/^(true|false)$/i.test(headerForward.trim()))
     throw badRequest(`invalid ${src.name("Header-Forward")} "${headerForward}": must be true or false`);
   if (headerForward?.trim().toLowerCase() === "true") {
-    src.headers.forEach((value, name) => {
+    // A URL Group's default headers count as part of the request, below the request's own.
+    const forward = (value: string, name: string) => {
       const lower = name.toLowerCase();
       if (NEVER_FORWARDED.has(lower) || lower.startsWith(src.dialect.lowerPrefix)) return;
       headers.set(lower, [canonicalHeaderName(name), value]);
-    });
+    };
+    src.defaults.forEach(forward);
+    src.headers.forEach(forward);
   }
   const contentType = src.headers.get("content-type");
   if (contentType) headers.set("content-type", ["Content-Type", contentType]);

@@ -5,6 +5,11 @@ import { searchMigrations } from "../management/search/schema.ts";
 import { vectorMigrations } from "../management/vector/schema.ts";
 import { messageMigrations } from "../messages/schema.ts";
 import { metricsMigrations } from "../metrics/schema.ts";
+import { dedupMigrations } from "../dedup/schema.ts";
+import { flowControlMigrations } from "../flow-control/schema.ts";
+import { queueMigrations } from "../queues/schema.ts";
+import { scheduleMigrations } from "../schedules/schema.ts";
+import { urlGroupMigrations } from "../url-groups/schema.ts";
 import type { Migration } from "./db.ts";
 
 /**
@@ -19,4 +24,9 @@ export const MIGRATIONS: readonly Migration[] = [
   ...metricsMigrations,
   ...searchMigrations,
   ...vectorMigrations,
+  ...urlGroupMigrations,
+  ...dedupMigrations,
+  ...queueMigrations,
+  ...flowControlMigrations,
+  ...scheduleMigrations,
 ];

@@ -1,0 +1,16 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../app-context.ts";
+import { messagingAuth } from "../http/auth.ts";
+import { callerIp } from "../messages/routes.ts";
+import type { BatchService } from "./service.ts";
+
+/** `POST /v2/batch`: a JSON array of messages; 200 with an answer array aligned with it. */
+export function batchRoutes(ctx: AppContext, batch: BatchService) {
+  return new Elysia()
+    .use(messagingAuth(ctx.accounts, ctx.dialect))
+    .post("/v2/batch", ({ account, body, server, request }) => batch.publish(account, body, callerIp(server, request)), {
+      // Elements are checked one by one, so one bad element does not refuse the others.
+      body: t.Array(t.Unknown()),
+      detail: { summary: "Publish many messages (URLs, URL Groups, queues) in one request" },
+    });
+}

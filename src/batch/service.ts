@@ -1,0 +1,87 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { Account } from "../accounts/accounts.ts";
+import type { AppContext } from "../app-context.ts";
+import { badRequest, HttpError, quotaExceeded } from "../core/errors.ts";
+import { parseDestination } from "../messages/destination.ts";
+import { checkName } from "../messages/options.ts";
+import type { PublishedMessage, PublishInput, PublishService } from "../messages/publish.ts";
+import type { QueueService } from "../queues/service.ts";
+import { headerPairs, toHeaders } from "../util/header-pairs.ts";
+
+export const MAX_BATCH = 1000;
+
+export const BatchElement = Type.Object({
+  destination: Type.String({ minLength: 1 }),
+  headers: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
+  body: Type.Optional(Type.String()),
+  queue: Type.Optional(Type.String()),
+});
+type BatchElement = Static<typeof BatchElement>;
+
+/** One answer per element: a message, a group's messages, or why the element was refused. */
+export type BatchAnswer = PublishedMessage | PublishedMessage[] | { error: string };
+
+type Prepared =
+  | { ok: true; input: PublishInput; plan: ReturnType<PublishService["prepare"]> }
+  | { ok: false; error: string };
+
+/**
+ * `POST /v2/batch`: each element is validated on its own (a bad one answers `{"error"}` while the
+ * others go through); the valid ones are stored in one group commit, each in its own savepoint.
+ */
+export class BatchService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly publisher: PublishService,
+    private readonly queues: QueueService,
+    private readonly wake: () => void,
+  ) {}
+
+  async publish(account: Account, elements: unknown[], callerIp: string | undefined): Promise<BatchAnswer[]> {
+    if (elements.length > MAX_BATCH) throw badRequest(`invalid batch: at most ${MAX_BATCH} messages per request`);
+    const prepared = elements.map((element, i) => this.prepare(account, element, i, callerIp));
+    const now = this.ctx.clock.now();
+    const answers = await Promise.all(
+      prepared.map(async (p): Promise<BatchAnswer> => {
+        if (!p.ok) return { error: p.error };
+        try {
+          const stored = await this.ctx.commit.run(() => this.publisher.store(p.plan.messages, p.plan.options, p.input, now));
+          return p.plan.isGroup ? stored : stored[0]!;
+        } catch (error) {
+          if (error instanceof HttpError) return { error: error.message };
+          throw error;
+        }
+      }),
+    );
+    this.wake();
+    return answers;
+  }
+
+  private prepare(account: Account, element: unknown, i: number, callerIp: string | undefined): Prepared {
+    try {
+      const first = Value.Errors(BatchElement, element).First();
+      if (first) throw badRequest(`invalid batch element ${i}${first.path ? ` field "${first.path.slice(1)}"` : ""}: ${first.message}`);
+      const e = element as BatchElement;
+      const { destination, query } = parseDestination(e.destination, this.ctx.dialect);
+      const body = new TextEncoder().encode(e.body ?? "");
+      if (body.length > account.limits.maxMessageSize)
+        throw quotaExceeded(`message body too large: the plan allows at most ${account.limits.maxMessageSize} bytes`);
+      const queueName = e.queue === undefined ? undefined : checkName(e.queue, "queue");
+      if (queueName) this.queues.checkCanUse(account, queueName);
+      const input: PublishInput = {
+        account,
+        destination,
+        headers: toHeaders(headerPairs(e.headers, `batch element ${i} headers`)),
+        query,
+        body,
+        callerIp,
+        queueName,
+      };
+      return { ok: true, input, plan: this.publisher.prepare(input) };
+    } catch (error) {
+      if (error instanceof HttpError) return { ok: false, error: error.message };
+      throw error;
+    }
+  }
+}

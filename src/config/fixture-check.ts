@@ -1,0 +1,36 @@
+import type { Static, TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { ConfigError } from "./config.ts";
+
+/**
+ * Turns a bad config fixture into a ConfigError naming it, e.g.
+ * `--config: svcd.json: accounts[0].schedules[1].cron: ...`.
+ */
+export class FixtureChecker {
+  /** `source`: the config file's path, when there is one. */
+  constructor(private readonly source: string | null) {}
+
+  fail(path: string, message: string): never {
+    throw new ConfigError("--config", `${this.source ? `${this.source}: ` : ""}${path}: ${message}`);
+  }
+
+  /** Checks a fixture's shape; the error names the first offending field. */
+  shape<S extends TSchema>(schema: S, value: unknown, path: string): Static<S> {
+    const first = Value.Errors(schema, value).First();
+    if (first) {
+      const field = first.path.replace(/^\//, "").replaceAll("/", ".");
+      this.fail(field ? `${path}.${field}` : path, first.message);
+    }
+    return value as Static<S>;
+  }
+
+  /** Runs a domain check (which throws HTTP errors for API callers) on behalf of a fixture. */
+  attempt<T>(path: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      return this.fail(path, (error as Error).message);
+    }
+  }
+}

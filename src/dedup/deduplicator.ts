@@ -1,0 +1,54 @@
+import type { Deduplicator } from "../messages/publish.ts";
+import type { MessageRecord } from "../messages/model.ts";
+import type { DedupStore } from "./store.ts";
+
+/** A duplicate within this window is accepted but not enqueued (fidelity.md §2, decided). */
+export const DEDUP_WINDOW_MS = 10 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 1000;
+
+/**
+ * The id or content identifies a message *to one target*: the same deduplication id published to
+ * two different URLs is two messages, and each endpoint of a URL Group keeps its own original.
+ */
+function target(m: MessageRecord): string {
+  return `${m.topicName ?? ""}\n${m.endpointName ?? ""}\n${m.url}`;
+}
+
+/** Destination, body, Content-Type and forwarded headers, in a stable order. */
+function contentKey(m: MessageRecord): Uint8Array[] {
+  const headers = m.headers
+    .map(([name, value]) => `${name.toLowerCase()}:${value}`)
+    .sort()
+    .join("\n");
+  return [new TextEncoder().encode(`content\n${target(m)}\n${headers}\n`), m.body];
+}
+
+function sha256(parts: Array<string | Uint8Array>): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  for (const part of parts) hasher.update(part);
+  return hasher.digest("hex");
+}
+
+/**
+ * The publish seam (runs inside the publishing transaction): a message whose key was seen within
+ * the window is answered with the first message's id; otherwise its key is remembered.
+ */
+export function createDeduplicator(store: DedupStore): Deduplicator {
+  let prunedAt = -Infinity;
+  return (messages, options, nowMs) => {
+    if (!options.deduplicationId && !options.contentBasedDeduplication) return messages.map(() => undefined);
+    if (nowMs - prunedAt >= PRUNE_EVERY_MS) {
+      store.prune(nowMs);
+      prunedAt = nowMs;
+    }
+    return messages.map((m) => {
+      const key = options.deduplicationId
+        ? sha256([`id\n${options.deduplicationId}\n${target(m)}`])
+        : sha256(contentKey(m));
+      const original = store.find(m.accountId, key, nowMs);
+      if (original) return original;
+      store.remember(m.accountId, key, m.id, nowMs + DEDUP_WINDOW_MS);
+      return undefined;
+    });
+  };
+}

@@ -1,0 +1,54 @@
+import type { Database } from "bun:sqlite";
+import type { FlowControl } from "../delivery/worker-protocol.ts";
+
+/** Statements over `messages` for flow control: holding and releasing a key's messages. */
+export class FlowStore {
+  private readonly holdStmt;
+  private readonly oldestHeldStmt;
+  private readonly releaseAllStmt;
+  private readonly heldCountStmt;
+  private readonly keysStmt;
+  private readonly latestStmt;
+
+  constructor(db: Database) {
+    this.holdStmt = db.prepare("UPDATE messages SET state = 'HELD', dispatch_at = NULL WHERE id = ?");
+    this.oldestHeldStmt = db.prepare<{ id: string; retried: number }, [string, string]>(
+      "SELECT id, retried FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD' ORDER BY rowid LIMIT 1",
+    );
+    this.releaseAllStmt = db.prepare(
+      "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'HELD'",
+    );
+    this.heldCountStmt = db.prepare<{ n: number }, [string, string]>(
+      "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD'",
+    );
+    this.keysStmt = db.prepare<{ key: string }, [string]>(
+      "SELECT DISTINCT flow_key AS key FROM messages WHERE account_id = ? AND flow_key IS NOT NULL ORDER BY flow_key",
+    );
+    this.latestStmt = db.prepare<{ extra: string }, [string, string]>(
+      "SELECT extra FROM messages WHERE account_id = ? AND flow_key = ? ORDER BY rowid DESC LIMIT 1",
+    );
+  }
+
+  hold(id: string): void {
+    this.holdStmt.run(id);
+  }
+  oldestHeld(accountId: string, key: string): { id: string; retried: number } | undefined {
+    return this.oldestHeldStmt.get(accountId, key) ?? undefined;
+  }
+  /** Every held message is due again at `nowMs`; returns how many. */
+  releaseAll(nowMs: number): number {
+    return this.releaseAllStmt.run(nowMs).changes;
+  }
+  heldCount(accountId: string, key: string): number {
+    return this.heldCountStmt.get(accountId, key)?.n ?? 0;
+  }
+  /** Keys of the account's live messages. */
+  keys(accountId: string): string[] {
+    return this.keysStmt.all(accountId).map((r) => r.key);
+  }
+  /** The limits carried by the key's most recent live message. */
+  latestLimits(accountId: string, key: string): FlowControl | undefined {
+    const row = this.latestStmt.get(accountId, key);
+    return row ? (JSON.parse(row.extra) as { flow?: FlowControl }).flow : undefined;
+  }
+}

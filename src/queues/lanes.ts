@@ -1,0 +1,66 @@
+import type { AccountRegistry } from "../accounts/accounts.ts";
+import { quotaExceeded } from "../core/errors.ts";
+import type { MessageHooks } from "../messages/lifecycle.ts";
+import type { MessageRecord } from "../messages/model.ts";
+import type { MessageStore } from "../messages/store.ts";
+import type { QueueRow, QueueStore } from "./store.ts";
+
+export const DEFAULT_QUEUE_PARALLELISM = 1;
+
+/**
+ * A queue is a FIFO with a parallelism: a queued message is parked on admission unless fewer than
+ * `parallelism` of its queue's messages have started and not finished, and the next parked message
+ * is promoted when one finishes (delivered, failed or cancelled). A message being retried keeps its
+ * place: the next one starts only once it is delivered or failed. A paused queue promotes nothing.
+ * Runs inside the transactions that accept and finish messages (MessageLifecycle hooks).
+ */
+export class QueueLanes implements MessageHooks {
+  constructor(
+    private readonly store: QueueStore,
+    private readonly messages: MessageStore,
+    private readonly accounts: AccountRegistry,
+    private readonly wake: () => void,
+  ) {}
+
+  admit(m: MessageRecord, nowMs: number): void {
+    if (!m.queueName) return;
+    const queue = this.ensure(m.accountId, m.queueName, nowMs);
+    const full =
+      queue.paused === 1 ||
+      this.store.hasParked(m.accountId, m.queueName) ||
+      this.store.activeCount(m.accountId, m.queueName) >= queue.parallelism;
+    if (full) {
+      m.state = "PARKED";
+      m.dispatchAt = null;
+    }
+  }
+
+  finished(m: MessageRecord, _how: unknown, nowMs: number): void {
+    if (m.queueName) this.promote(m.accountId, m.queueName, nowMs);
+  }
+
+  /** Lets the queue's head go while there is room; returns how many were promoted. */
+  promote(accountId: string, name: string, nowMs: number): number {
+    const queue = this.store.get(accountId, name);
+    if (!queue || queue.paused === 1) return 0;
+    const room = queue.parallelism - this.store.activeCount(accountId, name);
+    if (room <= 0) return 0;
+    const next = this.store.nextParked(accountId, name, room);
+    for (const p of next) {
+      // A delayed message still waits for its own time once it is at the head.
+      this.messages.setDispatch(p.id, p.retried > 0 ? "RETRY" : "CREATED", Math.max(nowMs, p.not_before));
+    }
+    if (next.length > 0) this.wake();
+    return next.length;
+  }
+
+  /** The queue, created with defaults when a message names a queue that does not exist yet. */
+  ensure(accountId: string, name: string, nowMs: number): QueueRow {
+    const existing = this.store.get(accountId, name);
+    if (existing) return existing;
+    const max = this.accounts.byId(accountId)?.limits.maxQueues ?? Infinity;
+    if (this.store.count(accountId) >= max) throw quotaExceeded(`too many queues: the plan allows ${max}`);
+    this.store.insert(accountId, name, DEFAULT_QUEUE_PARALLELISM, false, nowMs);
+    return this.store.get(accountId, name)!;
+  }
+}

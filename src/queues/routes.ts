@@ -1,0 +1,78 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../app-context.ts";
+import { badRequest } from "../core/errors.ts";
+import { messagingAuth } from "../http/auth.ts";
+import { readBodyLimited } from "../http/body.ts";
+import { parseDestination } from "../messages/destination.ts";
+import type { PublishService } from "../messages/publish.ts";
+import { callerIp, rawAfter } from "../messages/routes.ts";
+import type { QueueService } from "./service.ts";
+
+const QueueParams = t.Object({ name: t.String() });
+const QueueBody = t.Object({
+  queueName: t.String(),
+  parallelism: t.Optional(t.Integer()),
+  paused: t.Optional(t.Boolean()),
+});
+
+/** `/v2/queues` and `POST /v2/enqueue/{queue}/{destination}` (fidelity.md §5). */
+export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: PublishService) {
+  const write = (fn: () => void) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
+  return new Elysia()
+    .use(messagingAuth(ctx.accounts, ctx.dialect))
+    .post("/v2/queues", ({ account, body }) => write(() => queues.upsert(account, body, ctx.clock.now())), {
+      body: QueueBody,
+      detail: { summary: "Create or update a queue" },
+    })
+    .get("/v2/queues", ({ account }) => queues.list(account), { detail: { summary: "List queues" } })
+    .get("/v2/queues/:name", ({ account, params }) => queues.get(account, params.name), {
+      params: QueueParams,
+      detail: { summary: "Get a queue" },
+    })
+    .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now())), {
+      params: QueueParams,
+      detail: { summary: "Delete a queue and cancel its messages" },
+    })
+    .post(
+      "/v2/queues/:name/pause",
+      ({ account, params }) => write(() => queues.setPaused(account, params.name, true, ctx.clock.now())),
+      { params: QueueParams, detail: { summary: "Pause a queue" } },
+    )
+    .post(
+      "/v2/queues/:name/resume",
+      ({ account, params }) => write(() => queues.setPaused(account, params.name, false, ctx.clock.now())),
+      { params: QueueParams, detail: { summary: "Resume a queue" } },
+    )
+    .post(
+      "/v2/enqueue/*",
+      async ({ request, account, server, set }) => {
+        const rest = rawAfter(request, "/v2/enqueue/");
+        const slash = rest.indexOf("/");
+        if (slash <= 0) throw badRequest("invalid enqueue path: expected /v2/enqueue/{queue}/{destination}");
+        const queueName = decodeName(rest.slice(0, slash));
+        queues.checkCanUse(account, queueName);
+        const { destination, query } = parseDestination(rest.slice(slash + 1), ctx.dialect);
+        const body = await readBodyLimited(request, account.limits.maxMessageSize);
+        const result = await publisher.publish({
+          account,
+          destination,
+          headers: request.headers,
+          query,
+          body,
+          callerIp: callerIp(server, request),
+          queueName,
+        });
+        set.status = result.status;
+        return result.body;
+      },
+      { parse: "none", detail: { summary: "Publish a message into a queue (created if missing)" } },
+    );
+}
+
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw badRequest(`invalid queue name "${raw.slice(0, 140)}"`);
+  }
+}

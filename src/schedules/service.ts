@@ -1,0 +1,142 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { AppContext } from "../app-context.ts";
+import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
+import { newScheduleId } from "../core/ids.ts";
+import { parseDestination } from "../messages/destination.ts";
+import { checkName } from "../messages/options.ts";
+import type { PublishService } from "../messages/publish.ts";
+import type { QueueService } from "../queues/service.ts";
+import { toHeaders } from "../util/header-pairs.ts";
+import { checkCron, nextRunAfter } from "./cron.ts";
+import { replayableHeaders } from "./replay.ts";
+import type { Scheduler } from "./scheduler.ts";
+import { settingsOf } from "./settings.ts";
+import type { ScheduleRow, ScheduleStore } from "./store.ts";
+import { scheduleView } from "./view.ts";
+
+export interface ScheduleRequest {
+  /** What follows `/v2/schedules/`: the destination URL (with its query) or a URL Group name. */
+  destination: string;
+  headers: Headers;
+  body: Uint8Array;
+  callerIp?: string;
+}
+
+/** A validated schedule, not yet stored. */
+export interface ScheduleDraft {
+  account: Account;
+  row: Omit<ScheduleRow, "revision" | "created_at" | "paused" | "last_schedule_time" | "next_schedule_time" | "last_states">;
+}
+
+/** Schedules: created from a publish request plus a cron, stored, and triggered by the Scheduler. */
+export class ScheduleService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly store: ScheduleStore,
+    private readonly publisher: PublishService,
+    private readonly queues: QueueService,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  /**
+   * Validates everything a trigger will need, exactly as a publish would (400, 404 for an unknown
+   * URL Group, 412 for a queue over the plan), so that triggers do not fail later.
+   */
+  draft(account: Account, req: ScheduleRequest): ScheduleDraft {
+    const { destination, query } = parseDestination(req.destination, this.ctx.dialect);
+    const setting = (suffix: string) => {
+      const name = `${this.ctx.dialect.prefix}-${suffix}`;
+      const value = req.headers.get(name) ?? query.get(name.toLowerCase()) ?? undefined;
+      query.delete(name.toLowerCase());
+      return { name, value: value?.trim() };
+    };
+    const cron = setting("Cron");
+    if (!cron.value) throw badRequest(`missing ${cron.name} header: a cron expression is required`);
+    checkCron(cron.value, cron.name);
+    const given = setting("Schedule-Id");
+    const id = given.value ? checkName(given.value, given.name) : newScheduleId();
+    query.delete(this.ctx.dialect.tokenQueryParam);
+
+    const headers = replayableHeaders(req.headers, this.ctx.dialect);
+    const input = {
+      account,
+      destination,
+      headers: toHeaders(headers),
+      query,
+      body: req.body,
+      callerIp: req.callerIp,
+      scheduleId: id,
+    };
+    const { options } = this.publisher.prepare(input);
+    if (options.queueName) this.queues.checkCanUse(account, options.queueName);
+    return {
+      account,
+      row: {
+        account_id: account.id,
+        id,
+        cron: cron.value,
+        destination_kind: destination.kind,
+        destination: destination.kind === "url" ? destination.url : destination.name,
+        headers: JSON.stringify(headers),
+        query: query.toString(),
+        body: req.body,
+        caller_ip: req.callerIp ?? null,
+        settings: JSON.stringify(settingsOf(options)),
+      },
+    };
+  }
+
+  /** Stores a draft (creating, or replacing the schedule of the same id). Runs inside a transaction. */
+  save(draft: ScheduleDraft, nowMs: number, paused = false): ScheduleRow {
+    const { account, row } = draft;
+    const existing = this.store.get(account.id, row.id);
+    if (!existing && this.store.count(account.id) >= account.limits.maxSchedules)
+      throw quotaExceeded(`too many schedules: the plan allows ${account.limits.maxSchedules}`);
+    const stored: ScheduleRow = {
+      ...row,
+      revision: (existing?.revision ?? 0) + 1,
+      created_at: nowMs,
+      paused: paused ? 1 : 0,
+      last_schedule_time: null,
+      next_schedule_time: nextRunAfter(row.cron, nowMs),
+      last_states: "{}",
+    };
+    this.store.upsert(stored);
+    return stored;
+  }
+
+  async create(account: Account, req: ScheduleRequest): Promise<{ scheduleId: string }> {
+    const draft = this.draft(account, req);
+    const stored = await this.ctx.commit.run(() => this.save(draft, this.ctx.clock.now()));
+    this.scheduler.arm(account.id, stored.id, stored.revision, stored.next_schedule_time);
+    return { scheduleId: stored.id };
+  }
+
+  list(account: Account) {
+    return this.store.list(account.id).map(scheduleView);
+  }
+
+  get(account: Account, id: string) {
+    const row = this.store.get(account.id, id);
+    if (!row) throw notFound(`schedule "${id}" not found`);
+    return scheduleView(row);
+  }
+
+  async delete(account: Account, id: string): Promise<void> {
+    const deleted = await this.ctx.commit.run(() => this.store.delete(account.id, id));
+    if (!deleted) throw notFound(`schedule "${id}" not found`);
+    this.scheduler.disarm(account.id, id);
+  }
+
+  /** A paused schedule skips its triggers; its timer keeps running so nextScheduleTime keeps moving. */
+  async setPaused(account: Account, id: string, paused: boolean): Promise<void> {
+    const found = await this.ctx.commit.run(() => this.store.setPaused(account.id, id, paused));
+    if (!found) throw notFound(`schedule "${id}" not found`);
+  }
+
+  /** Forgets every schedule of an account (inside a transaction). */
+  deleteAccount(accountId: string): void {
+    this.store.deleteAccount(accountId);
+    this.scheduler.disarmAccount(accountId);
+  }
+}

@@ -1,0 +1,31 @@
+import type { FlowControl } from "../delivery/worker-protocol.ts";
+import type { PublishOptions } from "../messages/options.ts";
+
+/** What a schedule's messages will be like, parsed once at creation, for the Schedule view. */
+export interface ScheduleSettings {
+  method: string;
+  headers: Array<[string, string]>;
+  retries: number;
+  delayMs: number;
+  callback?: string;
+  failureCallback?: string;
+  retryDelayExpr?: string;
+  label?: string;
+  flow?: FlowControl;
+  queueName?: string;
+}
+
+export function settingsOf(o: PublishOptions): ScheduleSettings {
+  return {
+    method: o.method,
+    headers: o.headers,
+    retries: o.retries,
+    delayMs: o.delayMs,
+    callback: o.callback?.url,
+    failureCallback: o.failureCallback?.url,
+    retryDelayExpr: o.retryDelayExpr,
+    label: o.label,
+    flow: o.flow,
+    queueName: o.queueName,
+  };
+}

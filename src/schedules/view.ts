@@ -1,0 +1,35 @@
+import { compact, headerMap } from "../messages/views.ts";
+import { bodyFields } from "../util/base64.ts";
+import type { ScheduleSettings } from "./settings.ts";
+import type { ScheduleRow } from "./store.ts";
+
+/** The seed's Schedule object: required fields always present, the others left out when empty. */
+export function scheduleView(row: ScheduleRow) {
+  const s = JSON.parse(row.settings) as ScheduleSettings;
+  const states = JSON.parse(row.last_states) as Record<string, string>;
+  return compact({
+    scheduleId: row.id,
+    cron: row.cron,
+    destination: row.destination,
+    createdAt: row.created_at,
+    method: s.method,
+    isPaused: row.paused === 1,
+    header: s.headers.length > 0 ? headerMap(s.headers) : undefined,
+    ...bodyFields(row.body, "body", "bodyBase64"),
+    retries: s.retries,
+    delay: s.delayMs > 0 ? Math.round(s.delayMs / 1000) : undefined,
+    callback: s.callback,
+    failureCallback: s.failureCallback,
+    callerIp: row.caller_ip ?? undefined,
+    queueName: s.queueName,
+    flowControlKey: s.flow?.key,
+    parallelism: s.flow?.parallelism,
+    rate: s.flow?.rate,
+    period: s.flow ? Math.round(s.flow.periodMs / 1000) : undefined,
+    retryDelayExpression: s.retryDelayExpr,
+    label: s.label,
+    lastScheduleTime: row.last_schedule_time ?? undefined,
+    nextScheduleTime: row.next_schedule_time ?? undefined,
+    lastScheduleStates: Object.keys(states).length > 0 ? states : undefined,
+  });
+}

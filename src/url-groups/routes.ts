@@ -1,0 +1,43 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../app-context.ts";
+import { messagingAuth } from "../http/auth.ts";
+import type { UrlGroupService } from "./service.ts";
+
+const GroupParams = t.Object({ name: t.String() });
+const EndpointList = t.Object({
+  endpoints: t.Array(t.Object({ url: t.Optional(t.String()), name: t.Optional(t.String()) })),
+});
+// `headers` (name → string or list of strings) is checked by the service: Elysia would coerce a
+// string into an object of its characters before a Record schema saw it.
+const DefaultHeaders = t.Object({ headers: t.Unknown() });
+
+/** `/v2/topics`: URL Groups (fidelity.md §5). Actions answer 200 with an empty body. */
+export function urlGroupRoutes(ctx: AppContext, groups: UrlGroupService) {
+  const write = (fn: () => void) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
+  return new Elysia()
+    .use(messagingAuth(ctx.accounts, ctx.dialect))
+    .post(
+      "/v2/topics/:name/endpoints",
+      ({ account, params, body }) => write(() => groups.addEndpoints(account, params.name, body.endpoints, ctx.clock.now())),
+      { params: GroupParams, body: EndpointList, detail: { summary: "Add endpoints to a URL Group (creates it)" } },
+    )
+    .delete(
+      "/v2/topics/:name/endpoints",
+      ({ account, params, body }) => write(() => groups.removeEndpoints(account, params.name, body.endpoints, ctx.clock.now())),
+      { params: GroupParams, body: EndpointList, detail: { summary: "Remove endpoints; the group goes with its last one" } },
+    )
+    .get("/v2/topics", ({ account }) => groups.list(account), { detail: { summary: "List URL Groups" } })
+    .get("/v2/topics/:name", ({ account, params }) => groups.get(account, params.name), {
+      params: GroupParams,
+      detail: { summary: "Get a URL Group" },
+    })
+    .delete("/v2/topics/:name", ({ account, params }) => write(() => groups.delete(account, params.name)), {
+      params: GroupParams,
+      detail: { summary: "Delete a URL Group" },
+    })
+    .patch(
+      "/v2/topics/:name",
+      ({ account, params, body }) => write(() => groups.setDefaultHeaders(account, params.name, body.headers, ctx.clock.now())),
+      { params: GroupParams, body: DefaultHeaders, detail: { summary: "Set the default headers of a URL Group" } },
+    );
+}

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { ManualClock } from "../../src/core/clock.ts";
+import { account } from "../helpers/accounts.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
+
+interface FlowView {
+  flowControlKey: string;
+  waitListSize: number;
+  parallelismMax: number;
+  parallelismCount: number;
+  rateMax: number;
+  rateCount: number;
+  ratePeriod: number;
+  ratePeriodStart: number;
+  isPaused: boolean;
+}
+
+/** Per path: requests being answered now, the most at once, and [start, end] of each. */
+class Concurrency {
+  now = new Map<string, number>();
+  max = new Map<string, number>();
+  spans = new Map<string, Array<[number, number]>>();
+  enter(lane: string) {
+    this.now.set(lane, (this.now.get(lane) ?? 0) + 1);
+    this.max.set(lane, Math.max(this.max.get(lane) ?? 0, this.now.get(lane)!));
+    return performance.now();
+  }
+  leave(lane: string, started: number) {
+    this.now.set(lane, this.now.get(lane)! - 1);
+    (this.spans.get(lane) ?? this.spans.set(lane, []).get(lane)!).push([started, performance.now()]);
+  }
+}
+
+const other = account("other");
+let s: TestServer;
+let rx: Receiver;
+const c = new Concurrency();
+/** Requests to /blocked/... wait until the test opens the gate. */
+let openGate: () => void = () => {};
+let gate = new Promise<void>((resolve) => (openGate = resolve));
+
+beforeAll(async () => {
+  s = await startTestServer({ config: { retryDelayScale: 0.001 }, configFile: { accounts: [account("main"), other] } });
+  rx = await startReceiver(async (req) => {
+    const lane = req.path.split("/")[1]!;
+    const t0 = c.enter(lane);
+    if (lane === "blocked") await gate;
+    if (lane.startsWith("slow")) await Bun.sleep(60);
+    c.leave(lane, t0);
+    return new Response("ok");
+  });
+});
+afterAll(async () => {
+  openGate();
+  rx.stop();
+  await s.stop();
+});
+
+async function publish(path: string, key: string, value: string, opts: { token?: string; body?: string } = {}) {
+  const res = await s.api(`/v2/publish/${rx.url}${path}`, {
+    method: "POST",
+    body: opts.body ?? "",
+    token: opts.token,
+    headers: { "Svc-Flow-Control-Key": key, "Svc-Flow-Control-Value": value },
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { messageId: string }).messageId;
+}
+const flowOf = async (key: string, token?: string) => (await (await s.api(`/v2/flowControl/${key}`, { token })).json()) as FlowView;
+
+describe("flow control", () => {
+  test("rate=10, period=1s on 50 messages: never more than 10 deliveries started in any 1-second window", async () => {
+    await Promise.all(Array.from({ length: 50 }, (_, i) => publish("/rate", "rate-key", "rate=10, period=1s", { body: String(i) })));
+    const got = await rx.waitFor(50, { match: (r) => r.path === "/rate", timeoutMs: 15_000 });
+    const arrivals = got.map((r) => r.receivedAt).sort((a, b) => a - b);
+    // Any 11 consecutive starts span at least a second.
+    const spans = arrivals.slice(10).map((t, i) => t - arrivals[i]!);
+    expect(Math.min(...spans)).toBeGreaterThanOrEqual(1000);
+    // ...and the limit is a rate, not a trickle: 50 deliveries at 10/s take about 4 seconds.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeLessThan(6000);
+    expect(new Set(got.map((r) => r.text)).size).toBe(50);
+  }, 20_000);
+
+  test("parallelism=2 with a slow receiver: never more than 2 in flight, all delivered", async () => {
+    await Promise.all(Array.from({ length: 10 }, (_, i) => publish("/slow-par", "par-key", "parallelism=2", { body: String(i) })));
+    await rx.waitFor(10, { match: (r) => r.path === "/slow-par" });
+    await waitUntil(() => c.spans.get("slow-par")?.length === 10);
+    expect(c.max.get("slow-par")).toBe(2);
+  });
+
+  test("two keys do not limit each other, nor do two accounts' keys of the same name", async () => {
+    await Promise.all([
+      ...Array.from({ length: 4 }, () => publish("/slow-a", "key-a", "parallelism=1")),
+      ...Array.from({ length: 4 }, () => publish("/slow-b", "key-b", "parallelism=1")),
+      ...Array.from({ length: 4 }, () => publish("/slow-same", "same-name", "parallelism=1")),
+      ...Array.from({ length: 4 }, () => publish("/slow-same2", "same-name", "parallelism=1", { token: other.token })),
+    ]);
+    await waitUntil(() => ["slow-a", "slow-b", "slow-same", "slow-same2"].every((l) => c.spans.get(l)?.length === 4));
+    for (const lane of ["slow-a", "slow-b", "slow-same", "slow-same2"]) expect(c.max.get(lane)).toBe(1);
+    const overlaps = (x: string, y: string) =>
+      c.spans.get(x)!.some(([s1, e1]) => c.spans.get(y)!.some(([s2, e2]) => s1 < e2 && s2 < e1));
+    expect(overlaps("slow-a", "slow-b")).toBe(true);
+    expect(overlaps("slow-same", "slow-same2")).toBe(true);
+  });
+
+  test("waiting messages are counted, in order, never failed; the dispatcher holds a key's backlog beyond its cap", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) ids.push(await publish("/blocked", "backlog", "parallelism=1", { body: String(i) }));
+    await rx.waitFor(1, { match: (r) => r.path === "/blocked" });
+    const view = await waitUntil(async () => {
+      const v = await flowOf("backlog");
+      return v.waitListSize === 149 ? v : null;
+    });
+    expect(view).toMatchObject({ flowControlKey: "backlog", parallelismMax: 1, parallelismCount: 1, rateMax: 0, ratePeriod: 1, isPaused: false });
+    // Only a few dozen went to the worker; the rest wait in the database, so other keys keep flowing.
+    const held = s.ctx.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages WHERE state = 'HELD'").get()!.n;
+    expect(held).toBeGreaterThan(50);
+    const other = await publish("/unrelated", "unrelated-key", "parallelism=5");
+    await rx.waitFor(1, { match: (r) => r.headers.get("svc-message-id") === other });
+    const list = (await (await s.api("/v2/flowControl")).json()) as FlowView[];
+    expect(list.map((f) => f.flowControlKey)).toContain("backlog");
+
+    // A waiting message can be cancelled: it is never delivered.
+    expect((await s.api(`/v2/messages/${ids[1]}`, { method: "DELETE" })).status).toBe(200);
+    expect((await s.api(`/v2/messages/${ids[149]}`, { method: "DELETE" })).status).toBe(200);
+    openGate();
+    const got = await rx.waitFor(148, { match: (r) => r.path === "/blocked" });
+    const expected = ids.map((_, i) => String(i)).filter((b) => b !== "1" && b !== "149");
+    expect(got.map((r) => r.text)).toEqual(expected);
+    expect(c.max.get("blocked")).toBe(1);
+    // Nothing pending and nothing in flight: the key is forgotten.
+    await waitUntil(async () => (await s.api("/v2/flowControl/backlog")).status === 404);
+    const dlq = (await (await s.api("/v2/dlq?flowControlKey=backlog")).json()) as { messages: unknown[] };
+    expect(dlq.messages).toHaveLength(0);
+  });
+
+  test("keys are per account: another account sees none of them; unknown key is 404", async () => {
+    expect(await (await s.api("/v2/flowControl", { token: other.token })).json()).toEqual(
+      expect.not.arrayContaining([expect.objectContaining({ flowControlKey: "backlog" })]),
+    );
+    expect((await s.api("/v2/flowControl/backlog", { token: other.token })).status).toBe(404);
+    expect((await s.api("/v2/flowControl/never-used")).status).toBe(404);
+  });
+});
+
+describe("flow control on a manual clock", () => {
+  test("rate periods pass when the server's clock is advanced, not before", async () => {
+    const T0 = Date.UTC(2031, 2, 3, 10, 0, 0);
+    const clock = new ManualClock(T0);
+    const m = await startTestServer({ clock });
+    try {
+      const send = () =>
+        m.api(`/v2/publish/${rx.url}/manual-rate`, {
+          method: "POST",
+          headers: { "Svc-Flow-Control-Key": "minute", "Svc-Flow-Control-Value": "rate=2, period=1m" },
+        });
+      for (let i = 0; i < 5; i++) expect((await send()).status).toBe(200);
+      await rx.waitFor(2, { match: (r) => r.path === "/manual-rate" });
+      const waiting = await waitUntil(async () => {
+        const v = (await (await m.api("/v2/flowControl/minute")).json()) as FlowView;
+        return v.waitListSize === 3 ? v : null;
+      });
+      expect(waiting).toMatchObject({ rateMax: 2, rateCount: 2, ratePeriod: 60, ratePeriodStart: T0 });
+      expect(rx.received.filter((r) => r.path === "/manual-rate")).toHaveLength(2);
+
+      clock.advanceTo(T0 + 59_999);
+      clock.advanceTo(T0 + 60_000);
+      await rx.waitFor(4, { match: (r) => r.path === "/manual-rate" });
+      const next = await waitUntil(async () => {
+        const v = (await (await m.api("/v2/flowControl/minute")).json()) as FlowView;
+        return v.waitListSize === 1 && v.rateCount === 2 ? v : null;
+      });
+      expect(next.ratePeriodStart).toBe(T0 + 60_000);
+      clock.advanceTo(T0 + 120_000);
+      await rx.waitFor(5, { match: (r) => r.path === "/manual-rate" });
+    } finally {
+      await m.stop();
+    }
+  });
+});
+
+describe("flow control across a stop", () => {
+  test("jobs waiting for their rate do not hold the shutdown; after a restart they are delivered without using a retry", async () => {
+    const a = await startTestServer();
+    const dirs = [a.dir];
+    try {
+      const send = (srv: TestServer) =>
+        srv.api(`/v2/publish/${rx.url}/stop-rate`, {
+          method: "POST",
+          headers: { "Svc-Flow-Control-Key": "slowly", "Svc-Flow-Control-Value": "rate=1, period=1h" },
+        });
+      for (let i = 0; i < 3; i++) expect((await send(a)).status).toBe(200);
+      await rx.waitFor(1, { match: (r) => r.path === "/stop-rate" });
+      const t0 = performance.now();
+      await a.server.stop({ deadlineMs: 10_000 });
+      expect(performance.now() - t0).toBeLessThan(2000);
+
+      const b = await startTestServer({ config: { dbPath: a.config.dbPath } });
+      dirs.push(b.dir);
+      // A fresh worker: one more start is allowed in the new hour window; it is a first attempt.
+      const [, second] = await rx.waitFor(2, { match: (r) => r.path === "/stop-rate" });
+      expect(second!.headers.get("svc-retried")).toBe("0");
+      const view = await waitUntil(async () => {
+        const v = (await (await b.api("/v2/flowControl/slowly")).json()) as FlowView;
+        return v.waitListSize === 1 ? v : null;
+      });
+      expect(view.rateCount).toBe(1);
+      await b.server.stop({ deadlineMs: 500 });
+    } finally {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
