@@ -36,7 +36,9 @@ async function deliver(job: DeliveryJob) {
   const headers = new Headers(job.headers);
   headers.set(
     job.signatureHeader,
-    signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: startedAt }),
+    // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
+    // even when the server runs on a manual clock.
+    signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
   );
   const result = await performRequest({
     url: job.url,
