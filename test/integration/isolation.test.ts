@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { loadConfigFile } from "../../src/config/config-file.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { dlqEntryOf, waitForState } from "../helpers/inspect.ts";
+import { waitUntil } from "../helpers/wait.ts";
 import { basicAuth, startTestServer, type TestServer } from "../helpers/server.ts";
 
 /**
@@ -206,6 +207,155 @@ describe("account B, with its own valid credentials, cannot see or touch account
     expect(await snapshotOfA()).toEqual(before);
     // The default token of the test server is the first account's: A still has its DLQ entries.
     for (const id of a.dlqMessageIds) expect(await dlqEntryOf(s, id)).toBeDefined();
+  });
+});
+
+describe("URL Groups, schedules, queues, flow-control keys and deduplication ids are the account's own", () => {
+  const held: Array<() => void> = [];
+  let rx: ReturnType<typeof Bun.serve>;
+  const arrivals: string[] = [];
+  let scheduleIdOfA = "";
+  const queueMessageOfA: string[] = [];
+
+  /** What A sees of its groups, schedules, queues and flow-control key. */
+  async function domainsOfA() {
+    const strip = (list: Array<Record<string, unknown>>) => list.map(({ nextScheduleTime: _n, lag: _l, ...rest }) => rest);
+    return {
+      topics: await (await asA("/v2/topics")).json(),
+      group: await (await asA("/v2/topics/alice-group")).json(),
+      schedules: strip((await (await asA("/v2/schedules")).json()) as Array<Record<string, unknown>>),
+      queues: strip((await (await asA("/v2/queues")).json()) as Array<Record<string, unknown>>),
+      queue: await (await asA("/v2/queues/alice-queue")).json(),
+      flow: (await asA("/v2/flowControl/alice-key")).status,
+      queued: await Promise.all(queueMessageOfA.map(async (id) => (await asA(`/v2/messages/${id}`)).status)),
+    };
+  }
+  let beforeDomains: Awaited<ReturnType<typeof domainsOfA>>;
+
+  beforeAll(async () => {
+    rx = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        const path = new URL(req.url).pathname;
+        arrivals.push(path);
+        if (path.startsWith("/hold")) await new Promise<void>((resolve) => held.push(resolve));
+        return new Response("ok");
+      },
+    });
+    const rxUrl = `http://127.0.0.1:${rx.port}`;
+    expect((await asA("/v2/topics/alice-group/endpoints", json("POST", { endpoints: [{ name: "e1", url: "http://127.0.0.1:9/alice-endpoint" }] }))).status).toBe(200);
+    expect((await asA("/v2/topics/alice-group", json("PATCH", { headers: { "X-Alice": "alice-default" } }))).status).toBe(200);
+    const custom = await asA("/v2/schedules/http://127.0.0.1:9/alice-schedule", { method: "POST", headers: { "Svc-Cron": "0 0 1 1 *", "Svc-Schedule-Id": "alice-nightly" } });
+    expect(custom.status).toBe(200);
+    const generated = await asA("/v2/schedules/alice-group", { method: "POST", headers: { "Svc-Cron": "0 12 * * *" } });
+    scheduleIdOfA = ((await generated.json()) as { scheduleId: string }).scheduleId;
+    expect((await asA("/v2/queues", json("POST", { queueName: "alice-queue", parallelism: 1, paused: true }))).status).toBe(200);
+    const queued = await asA(`/v2/enqueue/alice-queue/${rxUrl}/alice-queued`, { method: "POST", body: "q" });
+    queueMessageOfA.push(((await queued.json()) as { messageId: string }).messageId);
+    // A's flow-control key: one delivery in flight (held by the receiver) with parallelism 1.
+    const flowHeaders = { "Svc-Flow-Control-Key": "alice-key", "Svc-Flow-Control-Value": "parallelism=1" };
+    expect((await asA(`/v2/publish/${rxUrl}/hold/alice`, { method: "POST", body: "f", headers: flowHeaders })).status).toBe(200);
+    await waitUntil(() => arrivals.includes("/hold/alice"), { what: "A's flow-controlled delivery to be in flight" });
+    beforeDomains = await domainsOfA();
+    expect(beforeDomains.queue).toMatchObject({ name: "alice-queue", paused: true });
+    expect(beforeDomains.flow).toBe(200);
+  });
+  afterAll(() => {
+    for (const release of held) release();
+    rx.stop(true);
+  });
+
+  test("URL Groups: get, delete, remove endpoints, set headers and publish to A's group are 404 for B", async () => {
+    await expectNothing(await asB("/v2/topics/alice-group"));
+    await expectNothing(await asB("/v2/topics/alice-group", { method: "DELETE" }));
+    await expectNothing(await asB("/v2/topics/alice-group/endpoints", json("DELETE", { endpoints: [{ name: "e1" }] })));
+    await expectNothing(await asB("/v2/topics/alice-group", json("PATCH", { headers: { "X-Bob": "1" } })));
+    await expectNothing(await asB("/v2/publish/alice-group", { method: "POST", body: "b" }));
+    await expectNothing(await asB("/v2/schedules/alice-group", { method: "POST", headers: { "Svc-Cron": "* * * * *" } }));
+    expect(await (await asB("/v2/topics")).json()).toEqual([]);
+    const batch = (await (await asB("/v2/batch", json("POST", [{ destination: "alice-group", body: "b" }]))).json()) as unknown[];
+    expect(JSON.stringify(batch)).not.toContain("alice-endpoint");
+    expect(JSON.stringify(batch)).toContain("error");
+  });
+
+  test("B's group of the same name is B's own: A's endpoints and default headers are untouched", async () => {
+    expect((await asB("/v2/topics/alice-group/endpoints", json("POST", { endpoints: [{ url: "http://127.0.0.1:9/bob-endpoint" }] }))).status).toBe(200);
+    const mine = (await (await asB("/v2/topics/alice-group")).json()) as { endpoints: Array<{ url: string }> };
+    expect(mine.endpoints.map((e) => e.url)).toEqual(["http://127.0.0.1:9/bob-endpoint"]);
+    const published = (await (await asB("/v2/publish/alice-group?svc-delay=1h", { method: "POST", body: "b" })).json()) as Array<{ url: string; messageId: string }>;
+    expect(published.map((p) => p.url)).toEqual(["http://127.0.0.1:9/bob-endpoint"]);
+    expect(await (await asB(`/v2/messages/${published[0]!.messageId}`, { method: "DELETE" })).json()).toEqual({ cancelled: 1 });
+    expect((await asB("/v2/topics/alice-group", { method: "DELETE" })).status).toBe(200);
+  });
+
+  test("schedules: get, delete, pause and resume A's are 404; B's schedule with A's custom id is B's own", async () => {
+    for (const id of ["alice-nightly", scheduleIdOfA]) {
+      await expectNothing(await asB(`/v2/schedules/${id}`));
+      await expectNothing(await asB(`/v2/schedules/${id}`, { method: "DELETE" }));
+      for (const action of ["pause", "resume"])
+        for (const method of ["POST", "PATCH"]) await expectNothing(await asB(`/v2/schedules/${id}/${action}`, { method }));
+    }
+    expect(await (await asB("/v2/schedules")).json()).toEqual([]);
+    const replaced = await asB("/v2/schedules/http://127.0.0.1:9/bob-schedule", {
+      method: "POST",
+      headers: { "Svc-Cron": "*/5 * * * *", "Svc-Schedule-Id": "alice-nightly" },
+    });
+    expect(replaced.status).toBe(200);
+    const mine = (await (await asB("/v2/schedules/alice-nightly")).json()) as { destination: string };
+    expect(mine.destination).toBe("http://127.0.0.1:9/bob-schedule");
+    expect((await asB("/v2/schedules/alice-nightly", { method: "DELETE" })).status).toBe(200);
+  });
+
+  test("queues: get, delete, pause and resume A's are 404; B's queue of the same name does not unpause A's", async () => {
+    await expectNothing(await asB("/v2/queues/alice-queue"));
+    await expectNothing(await asB("/v2/queues/alice-queue", { method: "DELETE" }));
+    await expectNothing(await asB("/v2/queues/alice-queue/resume", { method: "POST" }));
+    await expectNothing(await asB("/v2/queues/alice-queue/pause", { method: "POST" }));
+    expect(await (await asB("/v2/queues")).json()).toEqual([]);
+    expect((await asB("/v2/queues", json("POST", { queueName: "alice-queue", paused: false }))).status).toBe(200);
+    const rxUrl = `http://127.0.0.1:${rx.port}`;
+    expect((await asB(`/v2/enqueue/alice-queue/${rxUrl}/bob-queued`, { method: "POST", body: "b" })).status).toBe(200);
+    await waitUntil(() => arrivals.includes("/bob-queued"), { what: "B's own queue to deliver" });
+    expect(arrivals).not.toContain("/alice-queued");
+    expect((await asB("/v2/queues/alice-queue", { method: "DELETE" })).status).toBe(200);
+  });
+
+  test("flow control: A's key is 404 for B, and B's key of the same name is a separate lane", async () => {
+    await expectNothing(await asB("/v2/flowControl/alice-key"));
+    expect(JSON.stringify(await (await asB("/v2/flowControl")).json())).not.toContain("alice-key");
+    // A's lane is full (parallelism 1, one delivery held): B's message with the same key still goes.
+    const rxUrl = `http://127.0.0.1:${rx.port}`;
+    const res = await asB(`/v2/publish/${rxUrl}/bob-flow`, {
+      method: "POST",
+      body: "b",
+      headers: { "Svc-Flow-Control-Key": "alice-key", "Svc-Flow-Control-Value": "parallelism=1" },
+    });
+    expect(res.status).toBe(200);
+    await waitUntil(() => arrivals.includes("/bob-flow"), { what: "B's delivery on its own lane" });
+  });
+
+  test("bulk cancel by A's group, queue, key or schedule cancels nothing of A's", async () => {
+    for (const filter of ["topicName=alice-group", "queueName=alice-queue", "flowControlKey=alice-key", "scheduleId=alice-nightly"])
+      expect(await (await asB(`/v2/messages?${filter}`, { method: "DELETE" })).json()).toEqual({ cancelled: 0 });
+  });
+
+  test("a deduplication id A used does not deduplicate (or reveal) B's message", async () => {
+    const first = (await (await asA("/v2/publish/http://127.0.0.1:9/dedup?svc-delay=1h", { method: "POST", body: "a", headers: { "Svc-Deduplication-Id": "shared-id" } })).json()) as { messageId: string };
+    const other = await asB("/v2/publish/http://127.0.0.1:9/dedup?svc-delay=1h", { method: "POST", body: "a", headers: { "Svc-Deduplication-Id": "shared-id" } });
+    expect(other.status).toBe(200);
+    const body = (await other.json()) as { messageId: string; deduplicated?: boolean };
+    expect(body.deduplicated).toBeUndefined();
+    expect(body.messageId).not.toBe(first.messageId);
+    // Content-based deduplication is per account too.
+    const a2 = await asA("/v2/publish/http://127.0.0.1:9/cbd?svc-delay=1h", { method: "POST", body: "same", headers: { "Svc-Content-Based-Deduplication": "true" } });
+    const b2 = await asB("/v2/publish/http://127.0.0.1:9/cbd?svc-delay=1h", { method: "POST", body: "same", headers: { "Svc-Content-Based-Deduplication": "true" } });
+    expect([a2.status, b2.status]).toEqual([200, 200]);
+  });
+
+  test("afterwards A's groups, schedules, queues and flow-control key are exactly as they were", async () => {
+    expect(await domainsOfA()).toEqual(beforeDomains);
+    expect(arrivals).not.toContain("/alice-queued");
   });
 });
 
