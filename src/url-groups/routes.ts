@@ -1,6 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
+import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
+import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import type { UrlGroupService } from "./service.ts";
 
 const GroupParams = t.Object({ name: t.String() });
@@ -37,7 +39,15 @@ export function urlGroupRoutes(ctx: AppContext, groups: UrlGroupService) {
     })
     .patch(
       "/v2/topics/:name",
-      ({ account, params, body }) => write(() => groups.setDefaultHeaders(account, params.name, body.headers, ctx.clock.now())),
+      ({ account, params, body }) => {
+        // The defaults join every later publish to the group: refuse now (400) what would make
+        // each of those publishes, and the group's schedule triggers, fail.
+        if (body.headers !== undefined) {
+          const defaults = toHeaders(headerPairs(body.headers, "headers"));
+          parsePublishOptions(new ConfigSource(ctx.dialect, new Headers(), new URLSearchParams(), defaults), account.limits, ctx.clock.now());
+        }
+        return write(() => groups.setDefaultHeaders(account, params.name, body.headers, ctx.clock.now()));
+      },
       { params: GroupParams, body: DefaultHeaders, detail: { summary: "Set the default headers of a URL Group" } },
     );
 }

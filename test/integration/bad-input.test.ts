@@ -32,8 +32,25 @@ beforeAll(async () => {
   );
   expect(vector.status).toBe(200);
   vectorId = ((await vector.json()) as { id: string }).id;
+  const group = await s.api("/v2/topics/existing/endpoints", { method: "POST", ...json({ endpoints: [{ name: "e1", url: "http://127.0.0.1:9/e1" }] }) });
+  expect(group.status).toBe(200);
+  expect((await s.api("/v2/queues", { method: "POST", ...json({ queueName: "existing-q", parallelism: 1 }) })).status).toBe(200);
   before = await managementSnapshot();
+  beforeMessaging = await messagingSnapshot();
 });
+
+/** Every list of the messaging API that bad input could have added to. */
+async function messagingSnapshot() {
+  const get = async (path: string) => (await s.api(path)).json();
+  return {
+    topics: await get("/v2/topics"),
+    schedules: await get("/v2/schedules"),
+    queues: await get("/v2/queues"),
+    flowControl: await get("/v2/flowControl"),
+    keys: await get("/v2/keys"),
+  };
+}
+let beforeMessaging: Awaited<ReturnType<typeof messagingSnapshot>>;
 afterAll(() => s.stop());
 
 function json(body: unknown): { headers: Record<string, string>; body: string } {
@@ -208,6 +225,65 @@ const CASES: Case[] = [
   { name: "unknown search index", method: "GET", path: "/v2/search/00000000-0000-0000-0000-000000000000", api: "management", status: 404 },
   { name: "DELETE on the search index list", method: "DELETE", path: "/v2/search", api: "management", status: 405 },
   { name: "PATCH on a search index", method: "PATCH", path: () => `/v2/search/${searchId}`, api: "management", status: 405 },
+  // URL Groups (the free plan allows one group: "existing").
+  { name: "group name with unicode", method: "POST", path: `/v2/topics/${encodeURIComponent("grüße")}/endpoints`, ...json({ endpoints: [{ url: "http://127.0.0.1:9/x" }] }) },
+  { name: "group name with /", method: "POST", path: "/v2/topics/a%2Fb/endpoints", ...json({ endpoints: [{ url: "http://127.0.0.1:9/x" }] }) },
+  { name: "group name of 300 characters", method: "POST", path: `/v2/topics/${"g".repeat(300)}/endpoints`, ...json({ endpoints: [{ url: "http://127.0.0.1:9/x" }] }) },
+  { name: "group name .. (normalised away: no such route)", method: "POST", path: "/v2/topics/%2E%2E/endpoints", ...json({ endpoints: [{ url: "http://127.0.0.1:9/x" }] }), status: 404 },
+  { name: "a second group on a one-group plan", method: "POST", path: "/v2/topics/another/endpoints", ...json({ endpoints: [{ url: "http://127.0.0.1:9/x" }] }), status: 412 },
+  { name: "101 endpoints in a group", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: Array.from({ length: 101 }, (_, i) => ({ url: `http://127.0.0.1:9/${i}` })) }), status: 412 },
+  { name: "group endpoints with invalid JSON", method: "POST", path: "/v2/topics/existing/endpoints", ...json("{") },
+  { name: "group endpoints not an array", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: "http://127.0.0.1:9/x" }) },
+  { name: "group endpoints empty", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: [] }) },
+  { name: "group endpoint with ftp scheme", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: [{ url: "ftp://x/y" }] }) },
+  { name: "group endpoint that is not a URL", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: [{ url: "not a url" }] }) },
+  { name: "group endpoint without url", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: [{}] }) },
+  { name: "group endpoint url as a number", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: [{ url: 5 }] }) },
+  { name: "group endpoint name with /", method: "POST", path: "/v2/topics/existing/endpoints", ...json({ endpoints: [{ url: "http://127.0.0.1:9/x", name: "a/b" }] }) },
+  { name: "remove endpoints of an unknown group", method: "DELETE", path: "/v2/topics/nope/endpoints", ...json({ endpoints: [{ name: "e1" }] }), status: 404 },
+  { name: "group default header with CR LF", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: { "X-A": "a\r\nInjected: 1" } }) },
+  { name: "group default header with NUL", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: { "X-A": "a\u0000b" } }) },
+  { name: "group default header name with a space", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: { "X A": "b" } }) },
+  { name: "group default headers as a string", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: "Svc-Retries: 1" }) },
+  { name: "group default header value a number", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: { "Svc-Retries": 1 } }) },
+  { name: "group default retries that no publish could use", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: { "Svc-Retries": "abc" } }) },
+  { name: "group default delay beyond the plan", method: "PATCH", path: "/v2/topics/existing", ...json({ headers: { "Svc-Delay": "30d" } }) },
+  { name: "group default headers missing", method: "PATCH", path: "/v2/topics/existing", ...json({}) },
+  { name: "PUT on a group", method: "PUT", path: "/v2/topics/existing", status: 405 },
+  // Schedules.
+  { name: "schedule with minute 61", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "61 * * * *" } },
+  { name: "schedule with three cron fields", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * *" } },
+  { name: "schedule with words for a cron", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "every day" } },
+  { name: "schedule without a cron", method: "POST", path: `/v2/schedules/${DEST}` },
+  { name: "schedule in an unknown time zone", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "CRON_TZ=Mars/Olympus * * * * *" } },
+  { name: "schedule id with /", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * * * *", "Svc-Schedule-Id": "a/b" } },
+  { name: "schedule id of 300 characters", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * * * *", "Svc-Schedule-Id": "s".repeat(300) } },
+  { name: "schedule with bad retries", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * * * *", "Svc-Retries": "abc" } },
+  { name: "schedule to an ftp URL", method: "POST", path: "/v2/schedules/ftp://x/y", headers: { "Svc-Cron": "* * * * *" } },
+  { name: "schedule to an unknown group", method: "POST", path: "/v2/schedules/no-group", headers: { "Svc-Cron": "* * * * *" }, status: 404 },
+  { name: "an unknown schedule", method: "GET", path: "/v2/schedules/scd_nope", status: 404 },
+  { name: "pause an unknown schedule", method: "PATCH", path: "/v2/schedules/scd_nope/pause", status: 404 },
+  // Queues and enqueue.
+  { name: "queue without a name", method: "POST", path: "/v2/queues", ...json({}) },
+  { name: "queue name with /", method: "POST", path: "/v2/queues", ...json({ queueName: "a/b" }) },
+  { name: "queue name with unicode", method: "POST", path: "/v2/queues", ...json({ queueName: "qü" }) },
+  { name: "queue parallelism -1", method: "POST", path: "/v2/queues", ...json({ queueName: "q", parallelism: -1 }) },
+  { name: "queue parallelism above the plan", method: "POST", path: "/v2/queues", ...json({ queueName: "q", parallelism: 1e9 }), status: 412 },
+  { name: "queue paused as text", method: "POST", path: "/v2/queues", ...json({ queueName: "q", paused: "yes" }) },
+  { name: "queue with invalid JSON", method: "POST", path: "/v2/queues", ...json("nope") },
+  { name: "an unknown queue", method: "GET", path: "/v2/queues/nope", status: 404 },
+  { name: "resume an unknown queue", method: "POST", path: "/v2/queues/nope/resume", status: 404 },
+  { name: "enqueue to a queue named with /", method: "POST", path: `/v2/enqueue/a%2Fb/${DEST}`, body: "x" },
+  { name: "enqueue without a destination", method: "POST", path: "/v2/enqueue/existing-q", body: "x" },
+  { name: "enqueue to an ftp URL", method: "POST", path: "/v2/enqueue/existing-q/ftp://x/y", body: "x" },
+  { name: "enqueue with bad retries", method: "POST", path: `/v2/enqueue/existing-q/${DEST}`, body: "x", headers: { "Svc-Retries": "x" } },
+  // Batch (a malformed batch as a whole; element errors are below).
+  { name: "batch with invalid JSON", method: "POST", path: "/v2/batch", ...json("[") },
+  { name: "batch that is an object", method: "POST", path: "/v2/batch", ...json({ destination: DEST }) },
+  { name: "batch of 10,000 messages", method: "POST", path: "/v2/batch", ...json(Array.from({ length: 10_000 }, () => ({ destination: DEST }))) },
+  // Flow control.
+  { name: "an unknown flow-control key", method: "GET", path: "/v2/flowControl/nope", status: 404 },
+  { name: "POST on flow control", method: "POST", path: "/v2/flowControl", status: 405 },
   // Control plane.
   { name: "clock advance by a negative time", method: "POST", path: "/__svc/clock/advance", ...json({ ms: -5 }) },
   { name: "clock advance by text", method: "POST", path: "/__svc/clock/advance", ...json({ ms: "soon" }) },
@@ -322,6 +398,28 @@ describe("raw requests fetch refuses to send", () => {
   });
 });
 
+test("batch elements that are malformed each answer {\"error\"} in place and store nothing", async () => {
+  const res = await s.api("/v2/batch", {
+    method: "POST",
+    ...json([
+      1,
+      { body: "no destination" },
+      { destination: "ftp://x/y" },
+      { destination: DEST, headers: { "Svc-Forward-X": "a\r\nb" } },
+      { destination: DEST, headers: "Svc-Retries: 1" },
+      { destination: DEST, headers: { "Svc-Retries": "-1" } },
+      { destination: "no-such-group" },
+    ]),
+  });
+  expect(res.status).toBe(200);
+  const answers = (await res.json()) as Array<Record<string, unknown>>;
+  expect(answers).toHaveLength(7);
+  for (const a of answers) {
+    expect(Object.keys(a)).toEqual(["error"]);
+    expect(typeof a.error).toBe("string");
+  }
+});
+
 describe("nothing of it left a trace", () => {
   test("no log entry, no DLQ entry, no message, no new or changed index, no usage counted", async () => {
     const logs = (await (await s.api("/v2/logs?count=1000")).json()) as { logs: unknown[] };
@@ -330,6 +428,7 @@ describe("nothing of it left a trace", () => {
     expect(dlq.messages).toEqual([]);
     expect(s.ctx.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages").get()!.n).toBe(0);
     expect(await managementSnapshot()).toEqual(before);
+    expect(await messagingSnapshot()).toEqual(beforeMessaging);
     const stats = (await (await s.mgmt(`/v2/svc/stats/${ACCOUNT.userId}`)).json()) as {
       daily_used: Array<{ y: number }>;
       dlq_message_count: number;
