@@ -36,6 +36,8 @@ export interface DispatchGate {
 export class Dispatcher {
   private readonly inFlight = new Map<number, InFlight>();
   private readonly ticketOf = new Map<string, number>();
+  /** Claimed in the commit that is under way, not yet handed to a worker (a cancel drops them). */
+  private readonly claiming = new Map<string, MessageRecord>();
   private outcomes: DeliveryOutcome[] = [];
   private nextTicket = 1;
   private pumpScheduled = false;
@@ -97,14 +99,21 @@ export class Dispatcher {
     if (this.pumpScheduled || this.stopped) return;
     if (dueAt !== undefined && dueAt >= this.timerAt && dueAt > this.ctx.clock.now()) return;
     this.pumpScheduled = true;
-    setImmediate(() => {
-      this.pumpScheduled = false;
-      this.pump();
-    });
+    // The claim joins the group commit of this tick: one transaction with the publishes and the
+    // outcomes of the same tick, instead of a commit of its own (a commit costs more than the
+    // claim of a message). Still pending until the claimed messages are with the workers.
+    setImmediate(() => this.pump());
   }
 
   /** Forgets an in-flight attempt whose message was cancelled: its late outcome is ignored. */
   forget(messageId: string): void {
+    const claimed = this.claiming.get(messageId);
+    if (claimed) {
+      // Cancelled in the same commit that claimed it: it never reaches a worker.
+      this.claiming.delete(messageId);
+      this.gate?.released(claimed, this.ctx.clock.now());
+      return;
+    }
     const ticket = this.ticketOf.get(messageId);
     if (ticket === undefined) return;
     this.ticketOf.delete(messageId);
@@ -116,7 +125,7 @@ export class Dispatcher {
   }
 
   isInFlight(messageId: string): boolean {
-    return this.ticketOf.has(messageId);
+    return this.ticketOf.has(messageId) || this.claiming.has(messageId);
   }
 
   /** Resolves once nothing is due now and nothing is in flight. */
@@ -160,11 +169,16 @@ export class Dispatcher {
     this.outcomesScheduled = false;
     const batch = this.outcomes;
     this.outcomes = [];
-    if (batch.length > 0) {
-      const entries = batch.map((o) => this.inFlight.get(o.ticket));
-      try {
-        this.outcomeTx(batch);
-      } catch (error) {
+    if (batch.length === 0) {
+      this.wake();
+      return;
+    }
+    const entries = batch.map((o) => this.inFlight.get(o.ticket));
+    // Recorded in the group commit of this tick (see wake). Until it commits, the attempts are
+    // still in flight for isIdle, and a flush at shutdown (ctx.commit.flush) stores them.
+    this.ctx.commit.run(() => this.outcomeTx(batch)).then(
+      () => this.wake(),
+      (error) => {
         // Nothing of the batch was stored (lock held past the busy timeout, disk full): the
         // attempts stay in flight and are recorded once storage answers again. After a stop they
         // stay ACTIVE in the database and are delivered again at the next start.
@@ -177,10 +191,8 @@ export class Dispatcher {
         if (this.stopped) return;
         this.outcomesScheduled = true;
         this.retryLater("recording delivery outcomes", error, () => this.flushOutcomes());
-        return;
-      }
-    }
-    this.wake();
+      },
+    );
   }
 
   /** A storage error must neither end the process nor stall delivery: log it and try again. */
@@ -198,26 +210,56 @@ export class Dispatcher {
   }
 
   private pump(): void {
-    if (this.stopped) return;
-    const now = this.ctx.clock.now();
-    let room = this.maxInFlight - this.inFlight.size;
-    try {
-      while (room > 0) {
-        const limit = Math.min(room, CLAIM_BATCH);
-        const { claimed, seen } = this.claimTx(now, limit) as { claimed: MessageRecord[]; seen: number };
-        for (const m of claimed) this.submit(m);
-        room -= claimed.length;
-        if (seen < limit) break;
-      }
-      this.armTimer(now);
-    } catch (error) {
-      // Thrown from a setImmediate callback this would end the process; and without a retry the
-      // due messages would wait for the next publish to wake the dispatcher.
-      this.retryLater("claiming due messages", error, () => this.wake());
+    if (this.stopped) {
+      this.pumpScheduled = false;
       return;
     }
-    this.notifyIdle(now);
-    this.resolvePumpWaiters();
+    const now = this.ctx.clock.now();
+    this.ctx.commit.run(() => this.claimDue(now)).then(
+      (claimed) => {
+        this.pumpScheduled = false;
+        // Stopped while the claim was committing: those stay ACTIVE and are due again at the next start.
+        if (this.stopped) {
+          this.claiming.clear();
+          return this.resolvePumpWaiters();
+        }
+        // Handed to the workers only once ACTIVE is committed, unless cancelled meanwhile.
+        for (const m of claimed) if (this.claiming.delete(m.id)) this.submit(m);
+        try {
+          this.armTimer(now);
+        } catch (error) {
+          this.retryLater("reading the next due time", error, () => this.wake());
+          return;
+        }
+        this.notifyIdle(now);
+        this.resolvePumpWaiters();
+      },
+      (error) => {
+        this.pumpScheduled = false;
+        // The claim was rolled back: the gate gets back what it admitted.
+        for (const m of this.claiming.values()) this.gate?.released(m, now);
+        this.claiming.clear();
+        // Without a retry the due messages would wait for the next publish to wake the dispatcher.
+        this.retryLater("claiming due messages", error, () => this.wake());
+      },
+    );
+  }
+
+  /** Runs inside the group commit: claims what is due, up to the room left in flight. */
+  private claimDue(now: number): MessageRecord[] {
+    const all: MessageRecord[] = [];
+    let room = this.maxInFlight - this.inFlight.size;
+    while (room > 0) {
+      const limit = Math.min(room, CLAIM_BATCH);
+      const { claimed, seen } = this.claimTx(now, limit) as { claimed: MessageRecord[]; seen: number };
+      for (const m of claimed) {
+        all.push(m);
+        this.claiming.set(m.id, m);
+      }
+      room -= claimed.length;
+      if (seen < limit) break;
+    }
+    return all;
   }
 
   private resolvePumpWaiters(): void {
