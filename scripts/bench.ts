@@ -1,0 +1,190 @@
+/**
+ * `npm run bench`: measures svcd against the limits of this machine, every figure as a ratio to a
+ * baseline taken in the same run (these machines are noisy: never compare absolute numbers
+ * across runs). Starts everything it needs on loopback, prints the table, writes BENCHMARKS.md
+ * and exits by itself within the deadline (BENCH_DEADLINE_SECONDS, default 290).
+ *
+ *   bun scripts/bench.ts            full run (about 4 minutes on 2 cores)
+ *   BENCH_QUICK=1 bun scripts/bench.ts   smoke run with small sizes
+ *
+ * Processes: svcd under test (`bun src/main.ts --port 0 --db <tmp> --log-level warn`), the
+ * delivery sink and the bare baseline server each run on their own; the load generator
+ * (scripts/bench/load.ts) runs here and drives both sides of every comparison.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fillBacklog } from "./bench/backlog-fill.ts";
+import { BENCH } from "./bench/config.ts";
+import { deliveryRun, measureDelivery } from "./bench/measure-delivery.ts";
+import { measureDelay } from "./bench/measure-delay.ts";
+import { measureFanout } from "./bench/measure-fanout.ts";
+import { measureLatency } from "./bench/measure-latency.ts";
+import { bareLoad, DELAYED, publishLoad } from "./bench/measure-publish.ts";
+import { measureStart } from "./bench/measure-start.ts";
+import { measureStatistics } from "./bench/measure-statistics.ts";
+import { removeDir, SinkClient, startBare, startSink, startSvcd, type Helper, type Svcd } from "./bench/procs.ts";
+import { machine, markdownTable, rows, terminalTable, threadsSection, type Results } from "./bench/report.ts";
+import { threadDelta, threadTimes } from "./bench/threads.ts";
+
+const COMMAND = BENCH.quick ? "BENCH_QUICK=1 npm run bench" : "npm run bench";
+const OUT = new URL("../BENCHMARKS.md", import.meta.url).pathname;
+const ANALYSIS = new URL("./bench/analysis.md", import.meta.url).pathname;
+
+const results: Results = { errors: [], threads: {} };
+const live: Array<{ stop(): Promise<void> }> = [];
+const dirs: string[] = [];
+const began = performance.now();
+
+const log = (text: string) => process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
+
+/** Runs one measurement; a failure is recorded and the run goes on with the next one. */
+async function step<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+  log(name);
+  try {
+    return await fn();
+  } catch (error) {
+    const text = `${name}: ${(error as Error)?.stack ?? error}`;
+    results.errors.push(text);
+    log(`FAILED ${text}`);
+    return undefined;
+  }
+}
+
+async function spawnSvcd(dir?: string): Promise<Svcd> {
+  const svcd = await startSvcd({ dir });
+  live.push(svcd);
+  dirs.push(svcd.dir);
+  return svcd;
+}
+
+async function stopSvcd(svcd: Svcd): Promise<number> {
+  const { peakMb } = await svcd.memory();
+  await svcd.stop();
+  live.splice(live.indexOf(svcd), 1);
+  return peakMb;
+}
+
+/** CPU per thread of `svcd` while `fn` runs, normalised per 1,000 messages. */
+async function withThreads<T>(svcd: Svcd, phase: string, fn: () => Promise<T>, messages: (r: T) => number): Promise<T> {
+  const before = threadTimes(svcd.pid);
+  const r = await fn();
+  const n = messages(r);
+  if (n > 0) results.threads![phase] = threadDelta(before, threadTimes(svcd.pid)).map((t) => ({ name: t.name, ms: (t.ms * 1000) / n }));
+  return r;
+}
+
+async function writeReport(complete: boolean) {
+  const list = rows(results);
+  const table = markdownTable(list);
+  process.stdout.write(`\n${terminalTable(list)}\n\nmachine: ${machine()}\n`);
+  if (results.errors.length) process.stdout.write(`\nerrors:\n${results.errors.join("\n")}\n`);
+  const analysis = (await Bun.file(ANALYSIS).exists()) ? await Bun.file(ANALYSIS).text() : "";
+  const md = [
+    "# Benchmarks",
+    "",
+    `Latest run: ${new Date().toISOString()} on ${machine()}.`,
+    `Command: \`${COMMAND}\` (= \`bun scripts/bench.ts\`), ${((performance.now() - began) / 1000).toFixed(0)} s${complete ? "" : ", **stopped at the deadline: incomplete**"}.`,
+    "Every ratio compares svcd with a baseline measured in the same run with the same load generator",
+    "(scripts/bench/load.ts: 64 keep-alive fetch loops, 1 KB JSON body); absolute numbers move with",
+    "the machine's load, the ratios much less. Sizes: " +
+      `${BENCH.deliveryMessages.toLocaleString("en-US")} messages delivered, ` +
+      `${BENCH.backlogMessages.toLocaleString("en-US")} stored for the backlog, ${BENCH.publishSeconds} s per publish side.`,
+    "",
+    table,
+    "",
+    threadsSection(results.threads),
+    results.errors.length ? `\nErrors in this run:\n\n\`\`\`\n${results.errors.join("\n")}\n\`\`\`` : "",
+    "",
+    analysis,
+  ].join("\n");
+  await Bun.write(OUT, md);
+  process.stdout.write(`\nwrote ${OUT}\n`);
+}
+
+async function cleanUp() {
+  for (const p of [...live].reverse()) await p.stop().catch(() => {});
+  for (const dir of dirs) removeDir(dir);
+}
+
+// The run must end by itself: at the deadline whatever finished is reported.
+const deadline = setTimeout(async () => {
+  log(`deadline of ${BENCH.deadlineSeconds} s reached: reporting what finished`);
+  await writeReport(false);
+  await cleanUp();
+  process.exit(1);
+}, BENCH.deadlineSeconds * 1000);
+
+const sinkProc: Helper = await startSink();
+live.push(sinkProc);
+const sink = new SinkClient(sinkProc.url);
+const bare = await startBare();
+live.push(bare);
+
+// (1) Publish throughput: bare Bun.serve, then svcd on a fresh store (delayed messages).
+const bareResult = await step("publish: bare Bun.serve", () => bareLoad(bare));
+let peakA = NaN;
+await step("publish: svcd, delayed messages", async () => {
+  const svcd = await spawnSvcd();
+  try {
+    const delayed = await withThreads(svcd, "publish (delayed)", () => publishLoad(svcd, `${sink.url}/publish`, DELAYED), (r) => r.total);
+    results.publish = { bare: bareResult!, delayed, delayedRatio: delayed.rps / bareResult!.rps, svcd: delayed, ratio: NaN };
+  } finally {
+    peakA = await stopSvcd(svcd);
+  }
+});
+
+// Rows 1b, 2, 3, 8, 5 on a second fresh svcd.
+const svcd = await spawnSvcd();
+await step("publish: svcd, delivered at once", async () => {
+  const delivering = await publishLoad(svcd, `${sink.url}/publish`);
+  if (results.publish) Object.assign(results.publish, { svcd: delivering, ratio: delivering.rps / results.publish.bare.rps });
+  // Let it finish delivering before the next measurement.
+  await sink.waitForCount(delivering.total, 120_000);
+});
+await step("delivery throughput", async () => {
+  let before = threadTimes(svcd.pid);
+  results.delivery = await measureDelivery(svcd, sink, results.publish?.delayed.rps ?? 2000, BENCH.deliveryMessages, () => {
+    before = threadTimes(svcd.pid);
+  });
+  const n = results.delivery.svcd.delivered;
+  results.threads!["delivery (row 2, after the publishing)"] = threadDelta(before, threadTimes(svcd.pid)).map((t) => ({ name: t.name, ms: (t.ms * 1000) / n }));
+});
+await step("latency", async () => void (results.latency = await measureLatency(svcd, sink)));
+await step("delay accuracy", async () => void (results.delay = await measureDelay(svcd, sink)));
+await step("fan-out", async () => void (results.fanout = await measureFanout(svcd, sink)));
+const peakB = await stopSvcd(svcd);
+results.emptyPeakRssMb = Math.max(peakA, peakB);
+
+// (4) Backlog: a store filled directly with delayed messages, then rows 1 and 2 again.
+await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delayed messages`, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svcd-bench-backlog-"));
+  dirs.push(dir);
+  const fill = fillBacklog(join(dir, "svcd.sqlite"), BENCH.backlogMessages, `${sink.url}/backlog`);
+  log(`filled in ${fill.seconds.toFixed(1)} s, ${Math.round(fill.bytesPerMessage)} bytes per message`);
+  const full = await spawnSvcd(dir);
+  try {
+    const publish = await publishLoad(full, `${sink.url}/publish`, DELAYED);
+    const delivery = await deliveryRun(full, sink, BENCH.deliveryMessages, publish.rps);
+    const peakRssMb = (await full.memory()).peakMb;
+    results.backlog = {
+      fill,
+      publish,
+      delivery,
+      publishRatio: publish.rps / (results.publish?.delayed.rps ?? NaN),
+      deliveryRatio: delivery.perSecond / (results.delivery?.svcd.perSecond ?? NaN),
+      peakRssMb,
+    };
+  } finally {
+    await stopSvcd(full);
+  }
+});
+
+await step("statistics", async () => void (results.statistics = await measureStatistics()));
+await step("start of the compiled binary", async () => void (results.start = await measureStart()));
+
+clearTimeout(deadline);
+await writeReport(true);
+await cleanUp();
+log("done");
+process.exit(0);
