@@ -10,6 +10,7 @@ import { createLogger, type Logger } from "./core/log.ts";
 import { ClockControl } from "./control/clock-control.ts";
 import { ResetRegistry, registerMessagingResets } from "./control/reset.ts";
 import { controlRoutes, healthRoutes } from "./control/routes.ts";
+import { rateWindowWaits } from "./control/worker-waits.ts";
 import { createManagementDomain } from "./management/domain.ts";
 import { createMessagingDomain } from "./messages/domain.ts";
 import { createGroupsSchedulesQueues } from "./groups-schedules-queues.ts";
@@ -99,7 +100,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       probeStore: () => db.query("SELECT 1").get(),
       pingWorkers: () => messagingDomain.pool.ping(),
       resets,
-      clock: new ClockControl(clock, messagingDomain.dispatcher, ctx.commit),
+      // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
+      clock: new ClockControl(clock, messagingDomain.dispatcher, ctx.commit, rateWindowWaits(() => messagingDomain.pool.flowStats({ prefix: "" }))),
     }),
     // Reads the built apps' route tables lazily, at request time: they are built below.
     openApiRoutes({

@@ -208,11 +208,68 @@ function contractSuite(name: string, start: () => Promise<Target>) {
       expect((await client.events({ messageIds: [b.messageId] })).events).toHaveLength(3);
     });
 
-    // URL Groups, schedules and queues are being built by another engineer (src/url-groups,
-    // src/schedules, src/queues); their SDK contracts are added once that code is committed.
-    test.todo("urlGroups: addEndpoints, get, list, publish fan-out, removeEndpoints, delete");
-    test.todo("schedules: create, get, list, pause, resume, delete");
-    test.todo("queue: upsert, get, list, enqueueJSON, pause, resume, delete");
+    test("urlGroups: addEndpoints, get, list, publish fan-out, removeEndpoints, delete", async () => {
+      await client.urlGroups.addEndpoints({ name: "team", endpoints: [{ url: `${rx.url}/g/a`, name: "a" }, { url: `${rx.url}/g/b` }] });
+      const group = await client.urlGroups.get("team");
+      expect(group.name).toBe("team");
+      expect(group.endpoints.map((e) => e.url).sort()).toEqual([`${rx.url}/g/a`, `${rx.url}/g/b`]);
+      expect((await client.urlGroups.list()).map((g) => g.name)).toEqual(["team"]);
+
+      const published = await client.publishJSON({ urlGroup: "team", body: { to: "everyone" } });
+      expect(Array.isArray(published)).toBe(true);
+      expect((published as Array<{ messageId: string; url: string }>).map((p) => p.url).sort()).toEqual([`${rx.url}/g/a`, `${rx.url}/g/b`]);
+      await control("flush");
+      expect(only("/g/a")).toHaveLength(1);
+      expect(only("/g/b")).toHaveLength(1);
+      expect(only("/g/a")[0]!.headers.get("upstash-topic-name")).toBe("team");
+
+      await client.urlGroups.removeEndpoints({ name: "team", endpoints: [{ url: `${rx.url}/g/b` }] });
+      expect((await client.urlGroups.get("team")).endpoints.map((e) => e.url)).toEqual([`${rx.url}/g/a`]);
+      await client.urlGroups.delete("team");
+      expect(await client.urlGroups.list()).toEqual([]);
+    });
+
+    test("schedules: create, get, list, pause, resume, delete", async () => {
+      const { scheduleId } = await client.schedules.create({
+        destination: `${rx.url}/cron`,
+        cron: "*/5 * * * *",
+        body: JSON.stringify({ tick: true }),
+        retries: 1,
+        headers: { "X-From": "schedule" },
+      });
+      expect(scheduleId).toMatch(/^scd_/);
+      const schedule = await client.schedules.get(scheduleId);
+      expect(schedule).toMatchObject({ scheduleId, cron: "*/5 * * * *", destination: `${rx.url}/cron`, method: "POST", isPaused: false, retries: 1 });
+      expect(schedule.nextScheduleTime! > Date.now() - 1000).toBe(true);
+      expect((await client.schedules.list()).map((x) => x.scheduleId)).toEqual([scheduleId]);
+      await client.schedules.pause({ schedule: scheduleId });
+      expect((await client.schedules.get(scheduleId)).isPaused).toBe(true);
+      await client.schedules.resume({ schedule: scheduleId });
+      expect((await client.schedules.get(scheduleId)).isPaused).toBe(false);
+      await client.schedules.delete(scheduleId);
+      expect(await client.schedules.list()).toEqual([]);
+    });
+
+    test("queue: upsert, get, list, enqueueJSON, pause, resume, delete", async () => {
+      const queue = client.queue({ queueName: "jobs" });
+      await queue.upsert({ parallelism: 1 });
+      expect(await queue.get()).toMatchObject({ name: "jobs", parallelism: 1, paused: false, lag: 0 });
+      expect((await queue.list()).map((q) => q.name)).toEqual(["jobs"]);
+
+      await queue.pause();
+      expect((await queue.get()).paused).toBe(true);
+      const { messageId } = await queue.enqueueJSON({ url: `${rx.url}/queued`, body: { job: 1 } });
+      expect(messageId).toMatch(/^msg_/);
+      await control("flush");
+      expect(only("/queued")).toHaveLength(0);
+      expect((await queue.get()).lag).toBe(1);
+      await queue.resume();
+      await control("flush");
+      expect(only("/queued")).toHaveLength(1);
+      expect(JSON.parse(only("/queued")[0]!.text)).toEqual({ job: 1 });
+      await queue.delete();
+      expect(await queue.list()).toEqual([]);
+    });
   });
 }
 

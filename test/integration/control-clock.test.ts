@@ -123,7 +123,38 @@ describe("delays and retries follow the manual clock", () => {
   });
 });
 
+describe("flow-control periods follow the manual clock", () => {
+  test("rate 1 per hour: one flushed advance of 3 hours delivers the 3 messages an hour apart", async () => {
+    const headers = { "Svc-Flow-Control-Key": "hourly-key", "Svc-Flow-Control-Value": "rate=1, period=1h" };
+    const ids = [await publish("/flow/1", headers), await publish("/flow/2", headers), await publish("/flow/3", headers)];
+    const t0 = (await now(manual)).now;
+    await flush(manual.api);
+    expect(rx.received.filter((r) => r.path.startsWith("/flow/"))).toHaveLength(1);
+    await advance(manual.api, { ms: 3 * HOUR }, { flush: true });
+    expect(rx.received.filter((r) => r.path.startsWith("/flow/")).map((r) => r.path)).toEqual(["/flow/1", "/flow/2", "/flow/3"]);
+    const deliveredAt = await Promise.all(
+      ids.map(async (id) => ((await (await manual.api(`/v2/logs?messageId=${id}&state=DELIVERED`)).json()) as { logs: Array<{ time: number }> }).logs[0]!.time),
+    );
+    expect(deliveredAt).toEqual([t0, t0 + HOUR, t0 + 2 * HOUR]);
+  });
+});
+
 describe("cron schedules follow the manual clock", () => {
-  // Schedules are being built in src/schedules/ (issue "URL Groups, schedules…").
-  test.todo("a `0 * * * *` schedule fires 24 times over a one-day advance");
+  test("a `0 * * * *` schedule fires 24 times over a one-day advance, each at its own hour", async () => {
+    const res = await manual.api(`/v2/schedules/${rx.url}/hourly`, { method: "POST", body: "tick", headers: { "Svc-Cron": "0 * * * *" } });
+    expect(res.status).toBe(200);
+    const { scheduleId } = (await res.json()) as { scheduleId: string };
+    const start = (await now(manual)).now;
+    const result = await advance(manual.api, { ms: DAY });
+    expect(result.now).toBe(start + DAY);
+    await flush(manual.api);
+    const ticks = at("/hourly");
+    expect(ticks).toHaveLength(24);
+    expect(new Set(ticks.map((r) => r.headers.get("svc-schedule-id")))).toEqual(new Set([scheduleId]));
+    // Each trigger's message was created at its own full hour, not at the end of the jump.
+    const created = ((await (await manual.api(`/v2/logs?scheduleId=${scheduleId}&state=CREATED`)).json()) as { logs: Array<{ time: number }> }).logs;
+    const firstHour = Math.ceil((start + 1) / HOUR) * HOUR;
+    expect(created.map((l) => l.time).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => firstHour + i * HOUR));
+    expect((await manual.api(`/v2/schedules/${scheduleId}`, { method: "DELETE" })).status).toBe(200);
+  });
 });

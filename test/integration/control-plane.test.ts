@@ -101,6 +101,28 @@ describe("reset", () => {
     expect(at("/later/b")).toHaveLength(1);
   });
 
+  test("wipes the caller's URL Groups, schedules and queues; the other account keeps its own", async () => {
+    const post = (token: string, path: string, init: RequestInit) => s.api(path, { method: "POST", token, ...init });
+    for (const token of [A, B]) {
+      const group = await post(token, "/v2/topics/team/endpoints", { body: JSON.stringify({ endpoints: [{ url: `${rx.url}/team` }] }), headers: { "content-type": "application/json" } });
+      expect(group.status).toBe(200);
+      expect((await post(token, `/v2/schedules/${rx.url}/cron`, { body: "x", headers: { "Svc-Cron": "0 * * * *" } })).status).toBe(200);
+      expect((await post(token, "/v2/queues", { body: JSON.stringify({ queueName: "jobs" }), headers: { "content-type": "application/json" } })).status).toBe(200);
+    }
+    expect((await s.api("/__svc/reset", { method: "POST", token: A })).status).toBe(200);
+    expect(await getJson("/v2/topics", A)).toEqual([]);
+    expect(await getJson("/v2/schedules", A)).toEqual([]);
+    expect(await getJson("/v2/queues", A)).toEqual([]);
+    expect((await getJson("/v2/topics", B)).map((g: any) => g.name)).toEqual(["team"]);
+    expect(await getJson("/v2/schedules", B)).toHaveLength(1);
+    expect((await getJson("/v2/queues", B)).map((q: any) => q.name)).toEqual(["jobs"]);
+    // A's schedule timer is gone with it: an hour later only B's schedule fires.
+    await advance(s.api, { ms: 3600_000 }, { flush: true });
+    expect(at("/cron")).toHaveLength(1);
+    expect(at("/cron")[0]!.headers.get("svc-schedule-id")).toBe((await getJson("/v2/schedules", B))[0].scheduleId);
+    await s.api("/__svc/reset", { method: "POST", token: B });
+  });
+
   test("an attempt in flight during the reset is disowned: its late answer leaves no trace", async () => {
     hold();
     await publish(A, "/slow/inflight", { "Svc-Retries": "0" });
@@ -143,6 +165,17 @@ describe("flush", () => {
     release();
     await flush(s.api);
     await waitUntil(async () => (await getJson("/v2/logs?state=DELIVERED", B)).logs.some((l: any) => l.url.endsWith("/slow/timeout")));
+  });
+
+  test("does not wait for messages a flow-control rate holds for a later period (they are not due)", async () => {
+    const headers = { "Svc-Flow-Control-Key": "slow-lane", "Svc-Flow-Control-Value": "rate=1, period=1h" };
+    for (const n of [1, 2]) await publish(B, `/lane/${n}`, headers);
+    const t0 = performance.now();
+    await flush(s.api);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(rx.received.filter((r) => r.path.startsWith("/lane/")).map((r) => r.path)).toEqual(["/lane/1"]);
+    await advance(s.api, { ms: 3600_000 }, { flush: true });
+    expect(rx.received.filter((r) => r.path.startsWith("/lane/")).map((r) => r.path)).toEqual(["/lane/1", "/lane/2"]);
   });
 
   test("rejects a timeout that is not a positive number of ms", async () => {
