@@ -18,7 +18,7 @@ export interface ConsistencyOptions {
   limit?: number;
 }
 
-const LIVE_STATES = ["CREATED", "RETRY", "ACTIVE", "PARKED"];
+const LIVE_STATES = ["CREATED", "RETRY", "ACTIVE", "PARKED", "HELD"];
 const TERMINAL_EVENTS = ["DELIVERED", "FAILED", "CANCELED"];
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
@@ -41,18 +41,60 @@ export function checkConsistency(db: Database, opts: ConsistencyOptions = {}): s
   ))
     problems.push(`pending message ${r.id} (${r.state}) has no dispatch_at: it would never be delivered`);
   for (const r of rows<{ id: string; state: string }>(
-    "SELECT id, state FROM messages WHERE state IN ('ACTIVE', 'PARKED') AND dispatch_at IS NOT NULL",
+    "SELECT id, state FROM messages WHERE state IN ('ACTIVE', 'PARKED', 'HELD') AND dispatch_at IS NOT NULL",
   ))
     problems.push(`message ${r.id} is ${r.state} but also due (dispatch_at set): it could be sent twice at once`);
   for (const r of rows<{ id: string; retried: number; max_retries: number }>(
     "SELECT id, retried, max_retries FROM messages WHERE retried < 0 OR max_retries < 0 OR retried > max_retries",
   ))
     problems.push(`message ${r.id} has retried ${r.retried} of max ${r.max_retries}`);
+  for (const r of rows<{ id: string; state: string }>(
+    "SELECT id, state FROM messages WHERE (state = 'PARKED' AND queue_name IS NULL) OR (state = 'HELD' AND flow_key IS NULL)",
+  ))
+    problems.push(`message ${r.id} is ${r.state} without a ${r.state === "PARKED" ? "queue" : "flow-control key"} to release it`);
   if (opts.inFlight) {
     for (const r of db.query<{ id: string }, []>("SELECT id FROM messages WHERE state = 'ACTIVE'").all()) {
       if (!opts.inFlight(r.id)) problems.push(`message ${r.id} is ACTIVE without an attempt in flight: it is stuck`);
       if (problems.length > limit * 8) break;
     }
+    // A held message is released when an attempt of its key ends: with none in flight it waits forever.
+    const lanes = db
+      .query<{ account_id: string; flow_key: string; n: number }, []>(
+        "SELECT account_id, flow_key, COUNT(*) AS n FROM messages WHERE state = 'HELD' GROUP BY account_id, flow_key",
+      )
+      .all();
+    for (const lane of lanes) {
+      const active = db
+        .query<{ id: string }, [string, string]>("SELECT id FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'ACTIVE'")
+        .all(lane.account_id, lane.flow_key);
+      if (!active.some((m) => opts.inFlight!(m.id)))
+        problems.push(`${lane.n} message(s) HELD for flow-control key ${lane.flow_key} with no attempt of that key in flight: stuck`);
+    }
+  }
+
+  if (hasTable("queues")) {
+    for (const r of rows<{ account_id: string; queue_name: string; n: number }>(
+      `SELECT m.account_id, m.queue_name, COUNT(*) AS n FROM messages m
+       WHERE m.state = 'PARKED' AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.account_id = m.account_id AND q.name = m.queue_name)
+       GROUP BY m.account_id, m.queue_name`,
+    ))
+      problems.push(`${r.n} message(s) parked in queue ${r.queue_name} of ${r.account_id}, which does not exist`);
+    // FIFO: parked messages wait behind a started one; a running queue with only parked ones is stuck.
+    for (const r of rows<{ account_id: string; queue_name: string; n: number }>(
+      `SELECT m.account_id, m.queue_name, COUNT(*) AS n FROM messages m
+       JOIN queues q ON q.account_id = m.account_id AND q.name = m.queue_name AND q.paused = 0
+       WHERE m.state = 'PARKED'
+         AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.account_id = m.account_id AND o.queue_name = m.queue_name AND o.state != 'PARKED')
+       GROUP BY m.account_id, m.queue_name`,
+    ))
+      problems.push(`queue ${r.queue_name} of ${r.account_id} is running but its ${r.n} parked message(s) wait behind nothing`);
+  }
+  if (hasTable("url_groups")) {
+    for (const r of rows<{ account_id: string; name: string }>(
+      `SELECT g.account_id, g.name FROM url_groups g
+       WHERE NOT EXISTS (SELECT 1 FROM url_group_endpoints e WHERE e.account_id = g.account_id AND e.group_name = g.name)`,
+    ))
+      problems.push(`URL Group ${r.name} of ${r.account_id} has no endpoint (it should have gone with its last one)`);
   }
 
   // The DLQ: each entry keeps a readable snapshot of the failed message, which no longer waits.
