@@ -80,6 +80,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   management.push(...managementDomain.managementRoutes);
   control.push(...managementDomain.controlRoutes);
   onStop.push(() => managementDomain.stop());
+  resets.register("statistics", (id) => managementDomain.metrics.forget(id));
   // management-domain:end
 
   const messagingDomain = createMessagingDomain(ctx, metrics);

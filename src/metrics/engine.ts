@@ -27,8 +27,8 @@ export interface MetricsEngineOptions {
  */
 export class MetricsEngine implements UsageRecorder {
   private pending = new Map<string, Cell>();
-  private cancelTimer: (() => void) | null = null;
-  private lastPruneMs = -Infinity;
+  private cancelPrune: (() => void) | null = null;
+  private cancelFlush: (() => void) | null = null;
   private stopped = false;
   private readonly flushEveryMs: number;
   private readonly pruneEveryMs: number;
@@ -42,21 +42,24 @@ export class MetricsEngine implements UsageRecorder {
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000;
   }
 
-  /** Arms the periodic flush (and prune). */
+  /**
+   * Prunes now and every `pruneEveryMs`. The flush timer is armed only while something is pending,
+   * so a manual clock jumping a year ahead does not fire a flush for every idle second.
+   */
   start(): void {
-    const tick = () => {
+    const prune = () => {
       if (this.stopped) return;
-      this.flush();
-      if (this.clock.now() - this.lastPruneMs >= this.pruneEveryMs) this.prune();
-      this.cancelTimer = this.clock.at(this.clock.now() + this.flushEveryMs, tick);
+      this.prune();
+      this.cancelPrune = this.clock.at(this.clock.now() + this.pruneEveryMs, prune);
     };
-    tick();
+    prune();
   }
 
   /** Flushes what is pending; recording afterwards writes through (late deliveries at shutdown). */
   stop(): void {
     this.stopped = true;
-    this.cancelTimer?.();
+    this.cancelPrune?.();
+    this.cancelFlush?.();
     this.flush();
   }
 
@@ -90,6 +93,15 @@ export class MetricsEngine implements UsageRecorder {
       cell.atMs = Math.max(cell.atMs, atMs);
     } else this.pending.set(key, { owner, metric, minute, part, value, atMs });
     if (this.stopped) this.flush();
+    else this.armFlush();
+  }
+
+  private armFlush(): void {
+    if (this.cancelFlush) return;
+    this.cancelFlush = this.clock.at(this.clock.now() + this.flushEveryMs, () => {
+      this.cancelFlush = null;
+      this.flush();
+    });
   }
 
   flush(): void {
@@ -122,7 +134,6 @@ export class MetricsEngine implements UsageRecorder {
    */
   prune(): number {
     const now = this.clock.now();
-    this.lastPruneMs = now;
     const cutoff = Math.min(periodGrid("30d", now).startMin, monthGrid(now).startMin);
     return this.store.prune(cutoff);
   }

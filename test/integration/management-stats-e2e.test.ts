@@ -65,3 +65,15 @@ test("7 publishes, 5 delivered and 2 failed after a retry each: the statistics c
   expect(other.total_monthly_billing).toBe(0);
   for (const named of other.daily_qstash_messages) expect(named.data_points.every((p) => p.y === 0)).toBe(true);
 });
+
+test("POST /__svc/reset wipes the caller's statistics and leaves the other account's", async () => {
+  await s.api(`/v2/publish/${rx.url}/ok/bob`, { method: "POST", body: "b", token: BOB.token });
+  await waitUntil(async () => metric(await stats(BOB), "delivered") === 1, { what: "Bob's delivery" });
+  const reset = await s.api("/__svc/reset", { method: "POST", token: ALICE.token });
+  expect(reset.status).toBe(200);
+  const st = await stats(ALICE);
+  expect(st.dlq_message_count).toBe(0);
+  expect(st.total_monthly_billing).toBe(0);
+  for (const named of st.daily_qstash_messages) expect(named.data_points.every((p) => p.y === 0)).toBe(true);
+  expect(metric(await stats(BOB), "delivered")).toBe(1);
+});
