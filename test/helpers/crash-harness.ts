@@ -4,8 +4,9 @@ import { prng } from "./fuzz.ts";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "./process.ts";
 
 /**
- * kill -9 at random moments while messages are published and delivered, restart on the same
- * database, then check what the promise says: every acknowledged message arrives (or, when it was
+ * kill -9 at random moments while messages are published and delivered (plain, delayed, retried,
+ * failing into the DLQ, through a URL Group, a FIFO queue and a flow-control key), restart on the
+ * same database, then check what the promise says: every acknowledged message arrives (or, when it was
  * meant to fail, is in the DLQ), retries keep their schedule across restarts, DLQ and logs agree,
  * and the database file is intact. Used by the quick test and by scripts/crash-soak.ts.
  */
@@ -44,8 +45,8 @@ const DELAY_S = 2;
 /** Timers may fire a millisecond early and clocks of two processes differ by rounding. */
 const SLACK_MS = 25;
 
-type Category = "ok" | "retry" | "dead" | "delay" | "group";
-const CYCLE: Category[] = ["ok", "ok", "ok", "ok", "retry", "retry", "dead", "delay", "group", "ok"];
+type Category = "ok" | "retry" | "dead" | "delay" | "group" | "queue" | "flow";
+const CYCLE: Category[] = ["ok", "ok", "queue", "ok", "retry", "retry", "dead", "delay", "group", "flow"];
 
 interface Attempt {
   id: string;
@@ -117,6 +118,12 @@ export async function runCrashScenario(opts: CrashOptions): Promise<CrashReport>
     restarted();
   };
 
+  const queue = await fetch(`${server.url}/v2/queues`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ queueName: "crash-queue", parallelism: 2 }),
+  });
+  if (queue.status !== 200) throw new Error(`cannot create the queue: ${queue.status} ${await queue.text()}`);
   if (opts.groups) {
     const res = await fetch(`${server.url}/v2/topics/crash-group/endpoints`, {
       method: "POST",
@@ -143,6 +150,10 @@ export async function runCrashScenario(opts: CrashOptions): Promise<CrashReport>
     if (category === "dead") headers["Svc-Retries"] = "0";
     if (category === "delay") headers["Svc-Delay"] = `${DELAY_S}s`;
     if (category === "group") target = "crash-group";
+    // FIFO, two at a time: parked messages must survive the kill and move on after it.
+    if (category === "queue") headers["Svc-Queue-Name"] = "crash-queue";
+    // At most four in flight for the key: held messages must be released after the kill.
+    if (category === "flow") Object.assign(headers, { "Svc-Flow-Control-Key": "crash-key", "Svc-Flow-Control-Value": "parallelism=4" });
     for (;;) {
       await up;
       const startedAt = Date.now();
