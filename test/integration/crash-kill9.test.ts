@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCrashScenario } from "../helpers/crash-harness.ts";
+import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 /**
  * kill -9 at three random moments while 5,000 messages are published and delivered (some
@@ -31,3 +33,53 @@ test(`kill -9 three times during 5,000 publishes and deliveries (seed ${SEED}): 
   expect(report.delaysChecked).toBe(500);
   expect(report.deliveries).toBeGreaterThanOrEqual(5_000);
 }, 100_000);
+
+test("SIGTERM while an attempt hangs: svcd stops within its shutdown timeout and delivers the message after the restart", async () => {
+  let first = true;
+  const arrivals: Array<{ id: string; retried: string }> = [];
+  let release!: () => void;
+  const hung = new Promise<void>((resolve) => (release = resolve));
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      arrivals.push({ id: req.headers.get("svc-message-id") ?? "", retried: req.headers.get("svc-retried") ?? "" });
+      if (first) {
+        first = false;
+        await hung;
+      }
+      return new Response("ok");
+    },
+  });
+  const db = join(dir, "sigterm.sqlite");
+  const start = () =>
+    spawnServer([BUN, MAIN, "--port", "0", "--db", db, "--log-level", "error", "--shutdown-timeout", "300"], {
+      env: { SVC_TOKEN: "term-token" },
+    });
+  const auth = { authorization: "Bearer term-token" };
+  try {
+    const server = await start();
+    const res = await fetch(`${server.url}/v2/publish/http://127.0.0.1:${receiver.port}/hang`, { method: "POST", body: "x", headers: auth });
+    const { messageId } = (await res.json()) as { messageId: string };
+    await waitUntil(() => arrivals.length === 1, { what: "the first attempt to hang at the receiver" });
+    const t0 = performance.now();
+    expect(await server.stop("SIGTERM")).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+
+    const again = await start();
+    try {
+      await waitUntil(() => arrivals.length >= 2, { what: "the message to be delivered again after the restart" });
+      expect(arrivals.map((a) => a.id)).toEqual([messageId, messageId]);
+      const logs = await waitUntil(async () => {
+        const body = (await (await fetch(`${again.url}/v2/logs?messageId=${messageId}`, { headers: auth })).json()) as { logs: Array<{ state: string }> };
+        return body.logs[0]?.state === "DELIVERED" ? body.logs : undefined;
+      }, { what: "DELIVERED in the log" });
+      expect(logs.filter((l) => l.state === "DELIVERED")).toHaveLength(1);
+    } finally {
+      expect(await again.stop("SIGTERM")).toBe(0);
+    }
+  } finally {
+    release();
+    receiver.stop(true);
+  }
+}, 30_000);
