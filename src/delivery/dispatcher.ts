@@ -8,6 +8,8 @@ import { decideAfterAttempt } from "./retry-policy.ts";
 import type { DeliveryOutcome } from "./worker-protocol.ts";
 
 const CLAIM_BATCH = 512;
+/** How long delivery outcomes gather before they are recorded together. */
+const OUTCOME_BATCH_MS = 5;
 /** Wall-clock pause before trying the database again after a storage error. */
 const STORAGE_RETRY_MS = 500;
 
@@ -162,7 +164,9 @@ export class Dispatcher {
     this.outcomes.push(outcome);
     if (this.outcomesScheduled) return;
     this.outcomesScheduled = true;
-    setImmediate(() => this.flushOutcomes());
+    // Outcomes gather for a few ms: at a steady trickle each would otherwise cost a commit of its
+    // own, while nobody waits for them (the receiver already has the message).
+    setTimeout(() => this.flushOutcomes(), OUTCOME_BATCH_MS);
   };
 
   flushOutcomes(): void {
