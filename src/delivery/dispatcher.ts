@@ -40,6 +40,10 @@ export class Dispatcher {
   private readonly ticketOf = new Map<string, number>();
   /** Claimed in the commit that is under way, not yet handed to a worker (a cancel drops them). */
   private readonly claiming = new Map<string, MessageRecord>();
+  /** What the claim pass under way has claimed (given back to the gate if its write fails). */
+  private passClaims: MessageRecord[] = [];
+  /** The last claim pass found every due message (it did not stop for lack of room). */
+  private caughtUp = false;
   private outcomes: DeliveryOutcome[] = [];
   private nextTicket = 1;
   private pumpScheduled = false;
@@ -222,9 +226,10 @@ export class Dispatcher {
     this.ctx.commit.run(() => this.claimDue(now)).then(
       (claimed) => {
         this.pumpScheduled = false;
+        this.passClaims = [];
         // Stopped while the claim was committing: those stay ACTIVE and are due again at the next start.
         if (this.stopped) {
-          this.claiming.clear();
+          for (const m of claimed) this.claiming.delete(m.id);
           return this.resolvePumpWaiters();
         }
         // Handed to the workers only once ACTIVE is committed, unless cancelled meanwhile.
@@ -241,8 +246,9 @@ export class Dispatcher {
       (error) => {
         this.pumpScheduled = false;
         // The claim was rolled back: the gate gets back what it admitted.
-        for (const m of this.claiming.values()) this.gate?.released(m, now);
-        this.claiming.clear();
+        for (const m of this.passClaims) if (this.claiming.delete(m.id)) this.gate?.released(m, now);
+        this.passClaims = [];
+        this.caughtUp = false;
         // Without a retry the due messages would wait for the next publish to wake the dispatcher.
         this.retryLater("claiming due messages", error, () => this.wake());
       },
@@ -252,7 +258,9 @@ export class Dispatcher {
   /** Runs inside the group commit: claims what is due, up to the room left in flight. */
   private claimDue(now: number): MessageRecord[] {
     const all: MessageRecord[] = [];
-    let room = this.maxInFlight - this.inFlight.size;
+    this.passClaims = all;
+    this.caughtUp = false;
+    let room = this.maxInFlight - this.inFlight.size - this.claiming.size;
     while (room > 0) {
       const limit = Math.min(room, CLAIM_BATCH);
       const { claimed, seen } = this.claimTx(now, limit) as { claimed: MessageRecord[]; seen: number };
@@ -261,9 +269,36 @@ export class Dispatcher {
         this.claiming.set(m.id, m);
       }
       room -= claimed.length;
-      if (seen < limit) break;
+      if (seen < limit) {
+        this.caughtUp = true;
+        break;
+      }
     }
     return all;
+  }
+
+  /**
+   * Called inside the write that has just stored `m`. When it is due now and nothing older waits
+   * (the last claim pass found every due message), it is claimed in that same commit and goes to
+   * a worker right after it, instead of a claim pass one commit and one turn later. Messages of a
+   * queue or a flow-control key always go through the pass, which keeps their order and limits.
+   */
+  claimStored(m: MessageRecord, nowMs: number): boolean {
+    if (this.stopped || !this.caughtUp || m.flow || m.queueName) return false;
+    if (m.state !== "CREATED" || m.dispatchAt === null || m.dispatchAt > nowMs) return false;
+    if (this.inFlight.size + this.claiming.size >= this.maxInFlight) return false;
+    this.store.claim(m.id);
+    this.lifecycle.activated(m, nowMs);
+    m.state = "ACTIVE";
+    m.dispatchAt = null;
+    this.claiming.set(m.id, m);
+    this.ctx.commit.afterCommit((committed) => {
+      // Not claimed after all (its write failed), or cancelled in the same commit.
+      if (!this.claiming.delete(m.id) || !committed) return;
+      if (this.stopped) return; // stays ACTIVE: due again at the next start
+      this.submit(m);
+    });
+    return true;
   }
 
   private resolvePumpWaiters(): void {

@@ -31,6 +31,7 @@ export function createMessagingDomain(ctx: AppContext, metrics: UsageRecorder) {
   dispatcher = new Dispatcher(ctx, messages, lifecycle, pool);
   const wake = (dueAt?: number) => dispatcher!.wake(dueAt);
   const publisher = new PublishService(ctx, lifecycle, metrics, wake);
+  publisher.claimNow = (m, nowMs) => dispatcher!.claimStored(m, nowMs);
   const cancels = new CancelService(ctx, messages, lifecycle, dispatcher);
   const dlqService = new DlqService(ctx, dlq, lifecycle, wake);
   const retention = new Retention(ctx, events, dlq);

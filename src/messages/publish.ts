@@ -49,19 +49,30 @@ export interface PublishResult {
  */
 export type Deduplicator = (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Array<string | undefined>;
 
-/** Earliest dispatch time of stored messages; undefined when one waits outside the timeline (parked). */
+/**
+ * Earliest dispatch time of the stored messages, for the dispatcher's wake: undefined when one
+ * waits outside the timeline (parked), Infinity when every one was claimed while being stored.
+ */
 function earliestDue(messages: MessageRecord[]): number | undefined {
   let min = Infinity;
+  let claimed = 0;
   for (const m of messages) {
+    if (m.state === "ACTIVE") {
+      claimed++;
+      continue;
+    }
     if (m.dispatchAt === null) return undefined;
     if (m.dispatchAt < min) min = m.dispatchAt;
   }
-  return min === Infinity ? undefined : min;
+  if (min === Infinity) return claimed > 0 ? Infinity : undefined;
+  return min;
 }
 
 export class PublishService {
   resolveGroup: GroupResolver = () => undefined;
   deduplicate: Deduplicator = (messages) => messages.map(() => undefined);
+  /** Dispatch seam: may claim a just-stored message in the same commit (Dispatcher.claimStored). */
+  claimNow: (m: MessageRecord, nowMs: number) => boolean = () => false;
 
   constructor(
     private readonly ctx: AppContext,
@@ -109,6 +120,7 @@ export class PublishService {
       const original = duplicates[i];
       if (original) return { messageId: original, url: m.url, deduplicated: true };
       this.lifecycle.accept(m, now);
+      this.claimNow(m, now);
       return { messageId: m.id, url: m.url };
     });
   }

@@ -15,6 +15,8 @@ interface PendingWrite {
 export class GroupCommit {
   private pending: PendingWrite[] = [];
   private scheduled = false;
+  /** Follow-ups registered by the write that is running now (see afterCommit). */
+  private followUps: Array<(committed: boolean) => void> | null = null;
 
   constructor(private readonly db: Database) {}
 
@@ -26,6 +28,16 @@ export class GroupCommit {
         setImmediate(() => this.flush());
       }
     });
+  }
+
+  /**
+   * Called inside a write: `fn(true)` runs right after the commit that stores this write, before
+   * the callers' promises resolve; `fn(false)` when this write or the commit failed (nothing of it
+   * is stored). Outside a write it runs at once with true.
+   */
+  afterCommit(fn: (committed: boolean) => void): void {
+    if (this.followUps) this.followUps.push(fn);
+    else fn(true);
   }
 
   /** Writes queued for the next commit (time control waits for them between timer steps). */
@@ -40,14 +52,20 @@ export class GroupCommit {
     this.pending = [];
     if (batch.length === 0) return;
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const followUps: Array<(committed: boolean) => void> = [];
+    const dropped: Array<(committed: boolean) => void> = [];
     try {
       this.db.run("BEGIN IMMEDIATE");
       for (const item of batch) {
         this.db.run("SAVEPOINT w");
+        this.followUps = [];
         try {
           outcomes.push({ ok: true, value: item.write() });
           this.db.run("RELEASE w");
+          followUps.push(...this.followUps);
         } catch (error) {
+          dropped.push(...this.followUps);
+          this.followUps = [];
           // SQLite ends the whole transaction itself on some errors (disk full, I/O, busy): then
           // no write of the batch is stored and every caller gets the 503 below.
           if (!this.db.inTransaction) throw error;
@@ -56,17 +74,36 @@ export class GroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
+      this.followUps = null;
       this.db.run("COMMIT");
     } catch (error) {
+      dropped.push(...followUps, ...(this.followUps ?? []));
+      this.followUps = null;
       if (this.db.inTransaction) this.db.run("ROLLBACK");
+      runFollowUps(dropped, false);
       const failure = unavailable(`storage unavailable: ${(error as Error).message}`);
       for (const item of batch) item.reject(failure);
       return;
     }
+    runFollowUps(dropped, false);
+    runFollowUps(followUps, true);
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.error);
     });
+  }
+}
+
+function runFollowUps(list: Array<(committed: boolean) => void>, committed: boolean): void {
+  for (const fn of list) {
+    try {
+      fn(committed);
+    } catch (error) {
+      // A bug in a follow-up must not keep the callers of the batch waiting: it surfaces later.
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
   }
 }
