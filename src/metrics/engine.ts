@@ -49,7 +49,12 @@ export class MetricsEngine implements UsageRecorder {
   start(): void {
     const prune = () => {
       if (this.stopped) return;
-      this.prune();
+      try {
+        this.prune();
+      } catch (error) {
+        // A locked or full database must not end the process from a timer; the next run prunes.
+        this.opts.log?.error("usage metrics prune failed; trying again at the next run", { error: String(error) });
+      }
       this.cancelPrune = this.clock.at(this.clock.now() + this.pruneEveryMs, prune);
     };
     prune();
@@ -124,7 +129,17 @@ export class MetricsEngine implements UsageRecorder {
     try {
       this.store.write([...rows.values()]);
     } catch (error) {
-      this.opts.log?.error("usage metrics flush failed", { error: String(error), cells: cells.size });
+      // Nothing was written (one transaction): keep the counts for the next flush, so a locked or
+      // full database delays the statistics instead of losing the usage.
+      for (const [key, c] of cells) {
+        const newer = this.pending.get(key);
+        if (newer) {
+          newer.value = mergePart(c.part, c.value, c.atMs, newer.value, newer.atMs);
+          newer.atMs = Math.max(c.atMs, newer.atMs);
+        } else this.pending.set(key, c);
+      }
+      this.opts.log?.error("usage metrics flush failed; kept for the next flush", { error: String(error), cells: cells.size });
+      if (!this.stopped) this.armFlush();
     }
   }
 
