@@ -23,7 +23,7 @@ export function startBackgroundCheckpointer(
   db: Database,
   path: string,
   log: Logger,
-  { intervalMs = 100, restartPages = 16_384 } = {},
+  { intervalMs = 100, restartPages = 131_072, idlePages = 4_096 } = {},
 ): BackgroundCheckpointer {
   const worker = new Worker(checkpointerEntry());
   let running = true;
@@ -45,7 +45,7 @@ export function startBackgroundCheckpointer(
   db.run("PRAGMA wal_autocheckpoint = 0");
   // When the writer starts the WAL over, a file grown by a burst shrinks back to this size.
   db.run(`PRAGMA journal_size_limit = ${16 * 1024 * 1024}`);
-  worker.postMessage({ type: "start", path, intervalMs, restartPages });
+  worker.postMessage({ type: "start", path, intervalMs, restartPages, idlePages });
 
   return {
     async stop() {
