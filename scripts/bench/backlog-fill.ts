@@ -1,8 +1,10 @@
 /**
- * Fills a fresh svcd database with delayed messages before the server starts, through the same
- * lifecycle code a publish uses (message row + its CREATED log entry), in large transactions:
- * a million HTTP publishes would not fit the time budget. Durability is not needed while
- * filling (synchronous=OFF); the server opens the finished file as usual.
+ * Fills a fresh svcd database with delayed messages before the server starts. One message goes
+ * through the same lifecycle code a publish uses (message row + its CREATED log entry); SQLite
+ * then copies both rows a million times inside single INSERT … SELECT statements, changing only
+ * the id and the due time, so the rows are what a publish stores whatever the schema grows into.
+ * A million HTTP publishes (or a million JS calls) would not fit the time budget. While filling,
+ * nothing needs durability: no journal, no sync; the file is back in WAL mode for the server.
  */
 import { statSync } from "node:fs";
 import { DEFAULT_ACCOUNT } from "../../src/config/config.ts";
@@ -17,6 +19,7 @@ import { MIGRATIONS } from "../../src/store/schema.ts";
 import { BODY } from "./payload.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
+const CHUNK = 100_000;
 
 export interface FillResult {
   messages: number;
@@ -27,52 +30,72 @@ export interface FillResult {
   tables?: Array<{ name: string; bytes: number }>;
 }
 
+const columnsOf = (db: ReturnType<typeof openDatabase>, table: string) =>
+  db.query<{ name: string }, []>(`PRAGMA table_info(${table})`).all().map((c) => c.name);
+
 export function fillBacklog(dbPath: string, messages: number, destination: string): FillResult {
   const t0 = performance.now();
   const db = openDatabase(dbPath);
   migrate(db, MIGRATIONS);
+  db.run("PRAGMA journal_mode = OFF");
   db.run("PRAGMA synchronous = OFF");
-  db.run("PRAGMA wal_autocheckpoint = 0");
+  db.run("PRAGMA cache_size = -262144");
   const lifecycle = new MessageLifecycle(new MessageStore(db), new EventStore(db), new DlqStore(db), { count() {} });
   const now = Date.now();
-  const headers: Array<[string, string]> = [["Content-Type", "application/json"]];
-  const insertChunk = db.transaction((count: number) => {
-    for (let i = 0; i < count; i++) {
-      const dueAt = now + DAY_MS + i;
-      const m: MessageRecord = {
-        id: newMessageId(),
-        accountId: DEFAULT_ACCOUNT.userId,
-        kind: "message",
-        state: "CREATED",
-        dispatchAt: dueAt,
-        notBefore: dueAt,
-        createdAt: now,
-        retried: 0,
-        maxRetries: 3,
-        url: destination,
-        method: "POST",
-        headers,
-        body: BODY,
-        timeoutMs: 2 * 3600 * 1000,
-      };
-      lifecycle.accept(m, now);
-    }
-  });
-  const CHUNK = 20_000;
-  for (let done = 0; done < messages; done += CHUNK) insertChunk(Math.min(CHUNK, messages - done));
-  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  const due = now + DAY_MS;
+  const template: MessageRecord = {
+    id: newMessageId(),
+    accountId: DEFAULT_ACCOUNT.userId,
+    kind: "message",
+    state: "CREATED",
+    dispatchAt: due,
+    notBefore: due,
+    createdAt: now,
+    retried: 0,
+    maxRetries: 3,
+    url: destination,
+    method: "POST",
+    headers: [["Content-Type", "application/json"]],
+    body: BODY,
+    timeoutMs: 2 * 3600 * 1000,
+  };
+  db.transaction(() => lifecycle.accept(template, now))();
+
+  // Copies keep the template's time prefix and get a sequence number: unique, in id order.
+  const idExpr = "substr($template, 1, 12) || printf('%018d', s.i)";
+  const copy = (table: string, key: string, replace: Record<string, string>) => {
+    const cols = columnsOf(db, table).filter((c) => c !== "seq");
+    const exprs = cols.map((c) => replace[c] ?? `t.${c}`);
+    return db.prepare(
+      `WITH RECURSIVE s(i) AS (SELECT $from UNION ALL SELECT i + 1 FROM s WHERE i < $to)
+       INSERT INTO ${table} (${cols.join(", ")}) SELECT ${exprs.join(", ")} FROM s, ${table} t WHERE t.${key} = $template`,
+    );
+  };
+  const copyMessages = copy("messages", "id", { id: idExpr, dispatch_at: "$due + s.i", not_before: "$due + s.i" });
+  const copyEvents = copy("events", "message_id", { message_id: idExpr });
+  for (let from = 1; from < messages; from += CHUNK) {
+    const to = Math.min(messages - 1, from + CHUNK - 1);
+    db.transaction(() => {
+      copyMessages.run({ from, to, template: template.id, due } as never);
+      copyEvents.run({ from, to, template: template.id } as never);
+    })();
+  }
+  db.run("PRAGMA journal_mode = WAL");
   let tables: FillResult["tables"];
-  try {
-    const rows = db
-      .query<{ name: string; tbl: string; bytes: number }, []>(
-        "SELECT s.name AS name, COALESCE(m.tbl_name, s.name) AS tbl, SUM(s.pgsize) AS bytes FROM dbstat s LEFT JOIN sqlite_master m ON m.name = s.name GROUP BY s.name",
-      )
-      .all();
-    const byTable = new Map<string, number>();
-    for (const r of rows) byTable.set(r.tbl, (byTable.get(r.tbl) ?? 0) + r.bytes);
-    tables = [...byTable.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, 4);
-  } catch {
-    tables = undefined; // dbstat not compiled in
+  // dbstat reads every page: affordable up to a few hundred thousand messages only.
+  if (messages <= 200_000) {
+    try {
+      const rows = db
+        .query<{ tbl: string; bytes: number }, []>(
+          "SELECT COALESCE(m.tbl_name, s.name) AS tbl, SUM(s.pgsize) AS bytes FROM dbstat s LEFT JOIN sqlite_master m ON m.name = s.name GROUP BY s.name",
+        )
+        .all();
+      const byTable = new Map<string, number>();
+      for (const r of rows) byTable.set(r.tbl, (byTable.get(r.tbl) ?? 0) + r.bytes);
+      tables = [...byTable.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, 2);
+    } catch {
+      tables = undefined; // dbstat not compiled in
+    }
   }
   db.close();
   const size = statSync(dbPath).size;
