@@ -18,7 +18,19 @@ export class GroupCommit {
   /** Follow-ups registered by the write that is running now (see afterCommit). */
   private followUps: Array<(committed: boolean) => void> | null = null;
 
-  constructor(private readonly db: Database) {}
+  // Prepared once: compiling these four statements again for every write cost more than a
+  // savepoint itself.
+  private readonly begin;
+  private readonly savepoint;
+  private readonly release;
+  private readonly commit;
+
+  constructor(private readonly db: Database) {
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.savepoint = db.prepare("SAVEPOINT w");
+    this.release = db.prepare("RELEASE w");
+    this.commit = db.prepare("COMMIT");
+  }
 
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -55,13 +67,13 @@ export class GroupCommit {
     const followUps: Array<(committed: boolean) => void> = [];
     const dropped: Array<(committed: boolean) => void> = [];
     try {
-      this.db.run("BEGIN IMMEDIATE");
+      this.begin.run();
       for (const item of batch) {
-        this.db.run("SAVEPOINT w");
+        this.savepoint.run();
         this.followUps = [];
         try {
           outcomes.push({ ok: true, value: item.write() });
-          this.db.run("RELEASE w");
+          this.release.run();
           followUps.push(...this.followUps);
         } catch (error) {
           dropped.push(...this.followUps);
@@ -75,7 +87,7 @@ export class GroupCommit {
         }
       }
       this.followUps = null;
-      this.db.run("COMMIT");
+      this.commit.run();
     } catch (error) {
       dropped.push(...followUps, ...(this.followUps ?? []));
       this.followUps = null;
