@@ -4,6 +4,7 @@ import type { MessageRecord } from "../messages/model.ts";
 import type { MessageStore } from "../messages/store.ts";
 import { buildJob } from "./job.ts";
 import type { WorkerPool } from "./pool.ts";
+import { isStorageUnavailable } from "../store/errors.ts";
 import { decideAfterAttempt } from "./retry-policy.ts";
 import type { DeliveryOutcome } from "./worker-protocol.ts";
 
@@ -76,8 +77,19 @@ export class Dispatcher {
       }
       return { claimed, seen: due.length };
     });
+    const recordOne = ctx.db.transaction((outcome: DeliveryOutcome) => this.record(outcome));
     this.outcomeTx = ctx.db.transaction((batch: DeliveryOutcome[]) => {
-      for (const outcome of batch) this.record(outcome);
+      for (const outcome of batch) {
+        try {
+          recordOne(outcome);
+        } catch (error) {
+          // Storage errors retry the whole batch later. Anything else is a bug in recording this
+          // one outcome: retrying it would fail forever and hold back the rest, so it is logged
+          // and the message stays ACTIVE, to be delivered again at the next start.
+          if (isStorageUnavailable(error)) throw error;
+          ctx.log.error("recording a delivery outcome failed", { messageId: outcome.messageId, error: String((error as Error)?.stack ?? error) });
+        }
+      }
     });
     ctx.clock.onAdvance(() => this.wake());
   }

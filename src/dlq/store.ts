@@ -35,6 +35,7 @@ export class DlqStore {
   private readonly getStmt;
   private readonly deleteStmt;
   private readonly countStmt;
+  private readonly existsStmt;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(
@@ -43,6 +44,7 @@ export class DlqStore {
     );
     this.getStmt = db.prepare<DlqRow, [string, string]>("SELECT * FROM dlq WHERE dlq_id = ? AND account_id = ?");
     this.deleteStmt = db.prepare("DELETE FROM dlq WHERE dlq_id = ? AND account_id = ?");
+    this.existsStmt = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM dlq WHERE dlq_id = ?");
     this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM dlq WHERE account_id = ?");
   }
 
@@ -77,6 +79,10 @@ export class DlqStore {
 
   delete(accountId: string, dlqId: string): boolean {
     return this.deleteStmt.run(dlqId, accountId).changes > 0;
+  }
+
+  exists(dlqId: string): boolean {
+    return this.existsStmt.get(dlqId) !== null;
   }
 
   count(accountId: string): number {

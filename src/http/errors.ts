@@ -1,5 +1,6 @@
 import type { Elysia } from "elysia";
 import { HttpError } from "../core/errors.ts";
+import { isStorageUnavailable } from "../store/errors.ts";
 import type { Logger } from "../core/log.ts";
 
 export const jsonError = (status: number, message: string, headers: Record<string, string> = {}) =>
@@ -19,9 +20,6 @@ function describeValidation(error: unknown): string {
   }
   return `invalid ${where}`;
 }
-
-/** SQLite result codes (and their extended forms) that mean "storage unavailable", not a bug. */
-const STORAGE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOMEM|PROTOCOL)(_|$)/;
 
 interface ErrorContext {
   code: unknown;
@@ -78,9 +76,8 @@ export function installErrorHandling(app: Elysia<any, any, any, any, any, any, a
       default: {
         // SQLite could not read or write (locked past the busy timeout, disk full, I/O error):
         // nothing was stored, and the client may try again.
-        const sqliteCode = (error as { code?: unknown }).code;
-        if (typeof sqliteCode === "string" && STORAGE_UNAVAILABLE.test(sqliteCode)) {
-          log.warn("storage unavailable", { path, code: sqliteCode, error: (error as Error).message });
+        if (isStorageUnavailable(error)) {
+          log.warn("storage unavailable", { path, code: (error as { code?: unknown }).code, error: (error as Error).message });
           return jsonError(503, `storage unavailable: ${(error as Error).message}`);
         }
         const status = (error as { status?: number }).status;

@@ -69,7 +69,9 @@ export class MessageLifecycle {
   }
 
   failed(m: MessageRecord, outcome: DeliveryOutcome, error: string, nowMs: number): string {
-    const dlqId = this.dlqIds.next(nowMs);
+    // A restarted manual clock can replay the same milliseconds: ids already taken are skipped.
+    let dlqId = this.dlqIds.next(nowMs);
+    while (this.dlq.exists(dlqId)) dlqId = this.dlqIds.next(nowMs);
     this.messages.delete(m.id);
     this.dlq.insert({
       dlqId,
