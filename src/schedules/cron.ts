@@ -29,11 +29,14 @@ function build(expression: string): Cron {
 
 /** Validates a cron expression; 400 naming `what` (the header) when it is not one. */
 export function checkCron(expression: string, what: string): string {
+  let cron: Cron;
   try {
-    cronOf(expression);
+    cron = cronOf(expression);
   } catch (error) {
     throw badRequest(`invalid ${what} "${expression.slice(0, 120)}": ${(error as Error).message.replace(/^CronPattern: /, "")}`);
   }
+  // A valid pattern that matches no date (February 31st) would make a schedule that never fires.
+  if (!cron.nextRun()) throw badRequest(`invalid ${what} "${expression.slice(0, 120)}": it never fires`);
   return expression;
 }
 

@@ -255,6 +255,7 @@ const CASES: Case[] = [
   { name: "schedule with three cron fields", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * *" } },
   { name: "schedule with words for a cron", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "every day" } },
   { name: "schedule without a cron", method: "POST", path: `/v2/schedules/${DEST}` },
+  { name: "schedule whose cron never fires (February 31st)", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "0 0 31 2 *" } },
   { name: "schedule in an unknown time zone", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "CRON_TZ=Mars/Olympus * * * * *" } },
   { name: "schedule id with /", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * * * *", "Svc-Schedule-Id": "a/b" } },
   { name: "schedule id of 300 characters", method: "POST", path: `/v2/schedules/${DEST}`, headers: { "Svc-Cron": "* * * * *", "Svc-Schedule-Id": "s".repeat(300) } },
