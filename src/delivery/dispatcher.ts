@@ -14,6 +14,11 @@ const OUTCOME_BATCH_MS = 5;
 /** Wall-clock pause before trying the database again after a storage error. */
 const STORAGE_RETRY_MS = 500;
 
+/** Log lines show where a message went, never the user:password a destination URL may carry. */
+function withoutCredentials(url: string): string {
+  return url.replace(/^(https?:\/\/)[^/@?#]*@/i, "$1***@");
+}
+
 interface InFlight {
   message: MessageRecord;
   ticket: number;
@@ -341,7 +346,7 @@ export class Dispatcher {
     const now = this.ctx.clock.now();
     this.ctx.log.info("delivery", {
       messageId: m.id,
-      url: m.url,
+      url: withoutCredentials(m.url),
       status: outcome.status ?? outcome.error,
       attempt: m.retried + 1,
       ms: Math.round(outcome.durationMs),
