@@ -39,4 +39,9 @@ export function createLogger(opts: {
   };
 }
 
+/** Log lines show where a message goes, never the user:password a URL in them may carry. */
+export function withoutCredentials(text: string): string {
+  return text.replace(/(https?:\/\/)[^/@?#\s]*@/gi, "$1***@");
+}
+
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, enabled: () => false };

@@ -1,4 +1,5 @@
 import type { AppContext } from "../app-context.ts";
+import { withoutCredentials } from "../core/log.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../messages/model.ts";
 import type { MessageStore } from "../messages/store.ts";
@@ -13,11 +14,6 @@ const CLAIM_BATCH = 512;
 const OUTCOME_BATCH_MS = 5;
 /** Wall-clock pause before trying the database again after a storage error. */
 const STORAGE_RETRY_MS = 500;
-
-/** Log lines show where a message went, never the user:password a destination URL may carry. */
-function withoutCredentials(url: string): string {
-  return url.replace(/^(https?:\/\/)[^/@?#]*@/i, "$1***@");
-}
 
 interface InFlight {
   message: MessageRecord;

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { Logger } from "../core/log.ts";
+import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
 
 type Plugin = Elysia<any, any, any, any, any, any, any>;
@@ -22,7 +22,7 @@ export function buildHttpApp(plugins: Plugin[], log: Logger): Plugin {
         const t0 = started.get(request);
         const ms = t0 === undefined ? 0 : Math.round((performance.now() - t0) * 10) / 10;
         const status = responseValue instanceof Response ? responseValue.status : (set.status ?? 200);
-        log.info("request", { method: request.method, path, status, ms });
+        log.info("request", { method: request.method, path: withoutCredentials(path), status, ms });
       });
   }
   for (const plugin of plugins) app.use(plugin);
