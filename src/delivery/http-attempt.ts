@@ -72,7 +72,13 @@ export async function performRequest(req: AttemptRequest): Promise<AttemptResult
       decompress: true,
     } as RequestInit);
     status = response.status;
-    const body = await readBounded(response, req.maxResponseBytes, signal);
+    // A declared length within the limit bounds an unencoded answer (decompressing could grow
+    // it): read it in one native call, the stream reader costs more than the rest of the attempt.
+    const declared = Number(response.headers.get("content-length") ?? NaN);
+    const body =
+      Number.isFinite(declared) && declared <= req.maxResponseBytes && !response.headers.has("content-encoding")
+        ? await response.bytes()
+        : await readBounded(response, req.maxResponseBytes, signal);
     return { status: response.status, headers: [...response.headers.entries()], body };
   } catch (error) {
     return { error: describeFailure(error, req.timeoutMs, status) };
