@@ -14,7 +14,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fillBacklog } from "./bench/backlog-fill.ts";
+import { fillBacklogInProcess } from "./bench/backlog-fill.ts";
 import { BENCH } from "./bench/config.ts";
 import { deliveryRun, measureDelivery } from "./bench/measure-delivery.ts";
 import { measureDelay } from "./bench/measure-delay.ts";
@@ -74,14 +74,29 @@ async function withThreads<T>(svcd: Svcd, phase: string, fn: () => Promise<T>, m
   return r;
 }
 
+const START = "<!-- npm run bench: start (written by scripts/bench.ts) -->";
+const END = "<!-- npm run bench: end -->";
+
+/** Replaces this script's section of BENCHMARKS.md; other sections (the soak run) stay as they are. */
+function mergeSection(file: string, section: string): string {
+  const a = file.indexOf(START);
+  const b = file.indexOf(END);
+  if (a >= 0 && b > a) return file.slice(0, a) + section + file.slice(b + END.length);
+  // First time: right after the title, before the other sections.
+  const firstSection = file.indexOf("\n## ");
+  if (firstSection < 0) return `${file.trimEnd()}\n\n${section}\n`;
+  return `${file.slice(0, firstSection).trimEnd()}\n\n${section}\n${file.slice(firstSection)}`;
+}
+
 async function writeReport(complete: boolean) {
   const list = rows(results);
   const table = markdownTable(list);
   process.stdout.write(`\n${terminalTable(list)}\n\nmachine: ${machine()}\n`);
   if (results.errors.length) process.stdout.write(`\nerrors:\n${results.errors.join("\n")}\n`);
   const analysis = (await Bun.file(ANALYSIS).exists()) ? await Bun.file(ANALYSIS).text() : "";
-  const md = [
-    "# Benchmarks",
+  const section = [
+    START,
+    "## npm run bench",
     "",
     `Latest run: ${new Date().toISOString()} on ${machine()}.`,
     `Command: \`${COMMAND}\` (= \`bun scripts/bench.ts\`), ${((performance.now() - began) / 1000).toFixed(0)} s${complete ? "" : ", **stopped at the deadline: incomplete**"}.`,
@@ -96,8 +111,10 @@ async function writeReport(complete: boolean) {
     threadsSection(results.threads),
     results.errors.length ? `\nErrors in this run:\n\n\`\`\`\n${results.errors.join("\n")}\n\`\`\`` : "",
     "",
-    analysis,
+    analysis.trim(),
+    END,
   ].join("\n");
+  const md = mergeSection((await Bun.file(OUT).exists()) ? await Bun.file(OUT).text() : "# Benchmarks\n", section);
   await Bun.write(OUT, md);
   process.stdout.write(`\nwrote ${OUT}\n`);
 }
@@ -160,7 +177,7 @@ results.emptyPeakRssMb = Math.max(peakA, peakB);
 await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delayed messages`, async () => {
   const dir = mkdtempSync(join(tmpdir(), "svcd-bench-backlog-"));
   dirs.push(dir);
-  const fill = fillBacklog(join(dir, "svcd.sqlite"), BENCH.backlogMessages, `${sink.url}/backlog`);
+  const fill = await fillBacklogInProcess(join(dir, "svcd.sqlite"), BENCH.backlogMessages, `${sink.url}/backlog`);
   log(`filled in ${fill.seconds.toFixed(1)} s, ${Math.round(fill.bytesPerMessage)} bytes per message`);
   const full = await spawnSvcd(dir);
   try {

@@ -101,3 +101,22 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
   const size = statSync(dbPath).size;
   return { messages, seconds: (performance.now() - t0) / 1000, bytesPerMessage: size / messages, tables };
 }
+
+/**
+ * Runs the fill in its own process, so its connection (and every statement the stores prepared)
+ * is surely closed when the server opens the file.
+ */
+export async function fillBacklogInProcess(dbPath: string, messages: number, destination: string): Promise<FillResult> {
+  const proc = Bun.spawn([process.execPath, import.meta.path, dbPath, String(messages), destination], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`backlog fill failed (exit ${code}): ${err}`);
+  return JSON.parse(out) as FillResult;
+}
+
+if (import.meta.main) {
+  const [dbPath, messages, destination] = process.argv.slice(2);
+  process.stdout.write(JSON.stringify(fillBacklog(dbPath!, Number(messages), destination!)));
+}
