@@ -98,10 +98,18 @@ export class EventStore {
       }));
   }
 
-  /** Drops entries older than `beforeMs` for one account, a bounded batch at a time. */
+  /**
+   * Drops entries older than `beforeMs` for one account, a bounded batch at a time, oldest first.
+   * Entries are appended in time order, so when the oldest one is recent enough there is nothing
+   * to do: the check reads one index entry instead of walking a large log for nothing.
+   */
   prune(accountId: string, beforeMs: number, batch = 5000): number {
+    const oldest = this.db
+      .query<{ time: number }, [string]>("SELECT time FROM events WHERE account_id = ? ORDER BY seq LIMIT 1")
+      .get(accountId);
+    if (!oldest || oldest.time >= beforeMs) return 0;
     return this.db
-      .query("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE account_id = ? AND time < ? LIMIT ?)")
+      .query("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE account_id = ? AND time < ? ORDER BY seq LIMIT ?)")
       .run(accountId, beforeMs, batch).changes;
   }
 
