@@ -73,7 +73,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   /** `POST /__svc/reset`: each domain registers how to wipe one account (see src/control/reset.ts). */
   const resets = new ResetRegistry(ctx.commit);
 
-  // management-domain:start
+  // Management API and the usage-metrics engine every statistic reads.
   // Called per statistics request, after the messaging domain below exists.
   const managementDomain = createManagementDomain(ctx, { dlqCount: (id) => messagingDomain.stores.dlq.count(id) });
   const metrics: UsageRecorder = managementDomain.metrics;
@@ -81,19 +81,17 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   control.push(...managementDomain.controlRoutes);
   onStop.push(() => managementDomain.stop());
   resets.register("statistics", (id) => managementDomain.metrics.forget(id));
-  // management-domain:end
 
   const messagingDomain = createMessagingDomain(ctx, metrics);
   messaging.push(...messagingDomain.routes);
 
-  // groups-schedules-queues:start
+  // URL Groups, schedules, queues, batch, deduplication and flow control ride on the messaging engine.
   const groupsSchedulesQueues = createGroupsSchedulesQueues(ctx, messagingDomain);
   messaging.push(...groupsSchedulesQueues.routes);
   onStop.push(() => groupsSchedulesQueues.stop());
   for (const part of groupsSchedulesQueues.resets) resets.register(part.name, part.reset);
-  // groups-schedules-queues:end
 
-  // test-double:start
+  // The test double: control plane, time control, OpenAPI.
   registerMessagingResets(resets, messagingDomain);
   control.push(
     controlRoutes(ctx, {
@@ -113,7 +111,6 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       managementUrl: () => (managementApp?.server ? `http://${config.host}:${managementApp.server.port}` : null),
     }),
   );
-  // test-double:end
 
   const separateManagement = config.managementPort !== null;
   const mainApp = buildHttpApp([...control, ...messaging, ...(separateManagement ? [] : management)], log);
