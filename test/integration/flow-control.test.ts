@@ -2,21 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { ManualClock } from "../../src/core/clock.ts";
 import { account } from "../helpers/accounts.ts";
+import type { FlowControlView } from "../../src/flow-control/service.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
-interface FlowView {
-  flowControlKey: string;
-  waitListSize: number;
-  parallelismMax: number;
-  parallelismCount: number;
-  rateMax: number;
-  rateCount: number;
-  ratePeriod: number;
-  ratePeriodStart: number;
-  isPaused: boolean;
-}
+type FlowView = FlowControlView;
 
 /** Per path: requests being answered now, the most at once, and [start, end] of each. */
 class Concurrency {
