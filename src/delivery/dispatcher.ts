@@ -242,13 +242,17 @@ export class Dispatcher {
         }
         // Handed to the workers only once ACTIVE is committed, unless cancelled meanwhile.
         for (const m of claimed) if (this.claiming.delete(m.id)) this.submit(m);
+        // The time after the commit, not the claim's: writes of the same commit (a callback made
+        // by an outcome) may be due at an instant after the claim looked, and must not count as
+        // "later" when deciding to wake again or to report idle.
+        const after = this.ctx.clock.now();
         try {
-          this.armTimer(now);
+          this.armTimer(after);
         } catch (error) {
           this.retryLater("reading the next due time", error, () => this.wake());
           return;
         }
-        this.notifyIdle(now);
+        this.notifyIdle(after);
         this.resolvePumpWaiters();
       },
       (error) => {
