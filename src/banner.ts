@@ -1,4 +1,4 @@
-import type { AppContext } from "./app-context.ts";
+import type { AppContext } from "./context/app-context.ts";
 import type { ServerConfig } from "./config/config.ts";
 import type { RunningServer } from "./server.ts";
 

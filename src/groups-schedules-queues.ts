@@ -1,5 +1,5 @@
 import type { Elysia } from "elysia";
-import type { AppContext } from "./app-context.ts";
+import type { AppContext } from "./context/app-context.ts";
 import { batchRoutes } from "./batch/routes.ts";
 import { BatchService } from "./batch/service.ts";
 import { FixtureChecker } from "./config/fixture-check.ts";

@@ -1,7 +1,7 @@
 import type { Elysia } from "elysia";
 import { AccountRegistry } from "./accounts/accounts.ts";
 import { AccountStore } from "./accounts/store.ts";
-import type { AppContext } from "./app-context.ts";
+import type { AppContext } from "./context/app-context.ts";
 import { loadConfigFile, type ConfigFile } from "./config/config-file.ts";
 import type { ServerConfig } from "./config/config.ts";
 import { ManualClock, RealClock, type Clock } from "./core/clock.ts";

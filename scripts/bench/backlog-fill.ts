@@ -12,7 +12,7 @@ import { newMessageId } from "../../src/core/ids.ts";
 import { DlqStore } from "../../src/dlq/store.ts";
 import { EventStore } from "../../src/logs/store.ts";
 import { MessageLifecycle } from "../../src/messages/lifecycle.ts";
-import type { MessageRecord } from "../../src/messages/model.ts";
+import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/schema.ts";

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { callerIp } from "../messages/routes.ts";
 import type { BatchService } from "./service.ts";

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { Account } from "../accounts/accounts.ts";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { badRequest, HttpError, quotaExceeded } from "../core/errors.ts";
 import { parseDestination } from "../messages/destination.ts";
 import { checkName } from "../messages/options.ts";

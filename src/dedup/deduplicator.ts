@@ -1,5 +1,5 @@
 import type { Deduplicator } from "../messages/publish.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { DedupStore } from "./store.ts";
 
 /** A duplicate within this window is accepted but not enqueued (fidelity.md §2, decided). */

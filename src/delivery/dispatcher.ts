@@ -1,13 +1,13 @@
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { withoutCredentials } from "../core/log.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "../messages/store.ts";
 import { buildJob } from "./job.ts";
 import type { WorkerPool } from "./pool.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
 import { decideAfterAttempt } from "./retry-policy.ts";
-import type { DeliveryOutcome } from "./worker-protocol.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
 
 const CLAIM_BATCH = 512;
 /** How long delivery outcomes gather before they are recorded together. */

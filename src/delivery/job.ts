@@ -1,7 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { laneKey } from "../flow-control/lane-key.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryJob } from "./worker-protocol.ts";
 
 /** The request a message becomes: its own headers plus the delivery headers of fidelity.md §3. */

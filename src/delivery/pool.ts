@@ -1,5 +1,6 @@
 import type { Logger } from "../core/log.ts";
-import type { DeliveryJob, DeliveryOutcome, FlowLaneStats, FromWorker, ToWorker } from "./worker-protocol.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { DeliveryJob, FlowLaneStats, FromWorker, ToWorker } from "./worker-protocol.ts";
 
 interface Slot {
   id: number;

@@ -1,6 +1,6 @@
 import { compileRetryExpression } from "../util/retry-expression.ts";
 import { defaultBackoffMs, retryAfterFromHeaders } from "./backoff.ts";
-import type { DeliveryOutcome } from "./worker-protocol.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
 
 export type AttemptDecision =
   | { kind: "delivered" }

@@ -1,11 +1,6 @@
 /** Messages between the dispatcher (main thread, owns SQLite) and the delivery workers. */
-
-export interface FlowControl {
-  key: string;
-  rate?: number;
-  periodMs: number;
-  parallelism?: number;
-}
+import type { FlowControl } from "../model/message.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
 
 export interface DeliveryJob {
   /** Dispatch ticket: unique per attempt, so a late answer of an old attempt is recognised. */
@@ -23,19 +18,6 @@ export interface DeliveryJob {
   /** Answer bodies are kept up to this many bytes. */
   maxResponseBytes: number;
   flow?: FlowControl;
-}
-
-export interface DeliveryOutcome {
-  ticket: number;
-  messageId: string;
-  /** Set when an HTTP answer arrived (any status). */
-  status?: number;
-  headers?: Array<[string, string]>;
-  body?: Uint8Array;
-  /** Set when no HTTP answer arrived: timeout, refused, DNS, reset. */
-  error?: string;
-  startedAt: number;
-  durationMs: number;
 }
 
 export type ToWorker =

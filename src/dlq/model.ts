@@ -1,4 +1,4 @@
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 
 export interface DlqEntry {
   seq: number;

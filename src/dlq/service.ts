@@ -1,8 +1,8 @@
 import type { Account } from "../accounts/accounts.ts";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { newMessageId } from "../core/ids.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
 import type { DlqStore } from "./store.ts";
 

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
-import { fromRow, toRow } from "../messages/store.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import { fromRow, toRow } from "../model/message-row.ts";
+import type { MessageRecord } from "../model/message.ts";
 import { Where } from "../store/where.ts";
 import type { DlqEntry, DlqFilter } from "./model.ts";
 

@@ -6,7 +6,8 @@
  * Jobs over a limit wait here in arrival order; none is ever failed for waiting.
  */
 import type { Clock } from "../core/clock.ts";
-import type { DeliveryJob, FlowControl, FlowLaneStats } from "../delivery/worker-protocol.ts";
+import type { DeliveryJob, FlowLaneStats } from "../delivery/worker-protocol.ts";
+import type { FlowControl } from "../model/message.ts";
 import { Fifo } from "./fifo.ts";
 
 interface Lane {

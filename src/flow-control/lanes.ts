@@ -1,6 +1,6 @@
 import type { DispatchGate } from "../delivery/dispatcher.ts";
-import type { FlowControl } from "../delivery/worker-protocol.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { FlowControl } from "../model/message.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "../messages/store.ts";
 import { laneKey } from "./lane-key.ts";
 import type { FlowStore } from "./store.ts";

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { FlowControl } from "../delivery/worker-protocol.ts";
+import type { FlowControl } from "../model/message.ts";
 
 /** Statements over `messages` for flow control: holding and releasing a key's messages. */
 export class FlowStore {

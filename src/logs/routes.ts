@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { commonFilters, optionalInt, optionalString, parseCursor, queryList } from "../http/query.ts";

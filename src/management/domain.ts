@@ -1,5 +1,5 @@
 import type { Elysia } from "elysia";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { MetricsEngine } from "../metrics/engine.ts";
 import { RollupStore } from "../metrics/store.ts";
 import { applyFixtures } from "./fixtures.ts";

@@ -1,7 +1,7 @@
 import { toBase64 } from "../util/base64.ts";
-import type { DeliveryOutcome } from "../delivery/worker-protocol.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
 import { newMessageId } from "../core/ids.ts";
-import type { CallbackSpec, MessageRecord } from "./model.ts";
+import type { CallbackSpec, MessageRecord } from "../model/message.ts";
 import { headerMap } from "./views.ts";
 
 

@@ -1,4 +1,4 @@
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import type { Dispatcher } from "../delivery/dispatcher.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
 import type { MessageFilter, MessageStore } from "./store.ts";

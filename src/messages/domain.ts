@@ -1,4 +1,4 @@
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { Dispatcher } from "../delivery/dispatcher.ts";
 import { WorkerPool } from "../delivery/pool.ts";
 import { dlqRoutes } from "../dlq/routes.ts";

@@ -1,11 +1,11 @@
 import { DlqIdSequence } from "../core/ids.ts";
 import type { DlqStore } from "../dlq/store.ts";
-import type { DeliveryOutcome } from "../delivery/worker-protocol.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { EventStore } from "../logs/store.ts";
 import type { EventRecord, EventState } from "../logs/model.ts";
 import { MessagingMetric, type UsageRecorder } from "../metrics/usage.ts";
 import { callbackMessage } from "./callbacks.ts";
-import type { MessageRecord } from "./model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "./store.ts";
 
 export type FinishedHow = "delivered" | "failed" | "canceled";

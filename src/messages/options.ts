@@ -1,11 +1,11 @@
 import { badRequest } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
 import type { PlanLimits } from "../accounts/plans.ts";
-import type { FlowControl } from "../delivery/worker-protocol.ts";
+import type { FlowControl } from "../model/message.ts";
 import { DurationError, parseDuration, parseSecondsOrDuration } from "../util/duration.ts";
 import { RetryExpressionError, compileRetryExpression } from "../util/retry-expression.ts";
 import { canonicalHeaderName, isValidHeaderName, isValidHeaderValue } from "../util/canonical-header.ts";
-import type { CallbackSpec } from "./model.ts";
+import type { CallbackSpec } from "../model/message.ts";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 const DEFAULT_RETRIES = 3;

@@ -1,12 +1,12 @@
 import type { Account } from "../accounts/accounts.ts";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { newMessageId } from "../core/ids.ts";
 import { notFound } from "../core/errors.ts";
 import { MessagingMetric, type UsageRecorder } from "../metrics/usage.ts";
 import { ConfigSource, parsePublishOptions, type PublishOptions } from "./options.ts";
 import type { Destination } from "./destination.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
-import type { MessageRecord } from "./model.ts";
+import type { MessageRecord } from "../model/message.ts";
 
 /** One delivery address a publish fans out to. */
 export interface Target {

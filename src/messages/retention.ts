@@ -1,4 +1,4 @@
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import type { DlqStore } from "../dlq/store.ts";
 import type { EventStore } from "../logs/store.ts";
 

@@ -1,6 +1,6 @@
 import { bodyFields } from "../util/base64.ts";
 import { canonicalHeaderName } from "../util/canonical-header.ts";
-import type { MessageRecord } from "./model.ts";
+import type { MessageRecord } from "../model/message.ts";
 
 /** `[name, value]` pairs as the `header` maps of the API: canonical name → every value. */
 export function headerMap(pairs: Array<[string, string]> | undefined): Record<string, string[]> {

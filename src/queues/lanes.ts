@@ -1,7 +1,7 @@
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import { quotaExceeded } from "../core/errors.ts";
 import type { MessageHooks } from "../messages/lifecycle.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "../messages/store.ts";
 import type { QueueRow, QueueStore } from "./store.ts";
 

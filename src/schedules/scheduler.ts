@@ -1,4 +1,4 @@
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";

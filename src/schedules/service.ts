@@ -1,5 +1,5 @@
 import type { Account } from "../accounts/accounts.ts";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
 import { newScheduleId } from "../core/ids.ts";
 import { parseDestination } from "../messages/destination.ts";

@@ -1,4 +1,4 @@
-import type { FlowControl } from "../delivery/worker-protocol.ts";
+import type { FlowControl } from "../model/message.ts";
 import type { PublishOptions } from "../messages/options.ts";
 
 /** What a schedule's messages will be like, parsed once at creation, for the Schedule view. */

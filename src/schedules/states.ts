@@ -1,5 +1,5 @@
 import type { FinishedHow, MessageHooks } from "../messages/lifecycle.ts";
-import type { MessageRecord } from "../messages/model.ts";
+import type { MessageRecord } from "../model/message.ts";
 import type { ScheduleStore } from "./store.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { AppContext } from "../app-context.ts";
+import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
 
 /** `GET /v2/keys` and `POST /v2/keys/rotate` (fidelity.md §3). */

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { checkConsistency } from "../../src/store/consistency.ts";
+import { checkConsistency } from "./consistency.ts";
 import { prng } from "./fuzz.ts";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "./process.ts";
 

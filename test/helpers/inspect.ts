@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { checkConsistency } from "../../src/store/consistency.ts";
+import { checkConsistency } from "./consistency.ts";
 import type { TestServer } from "./server.ts";
 import { waitUntil } from "./wait.ts";
 

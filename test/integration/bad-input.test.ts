@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { checkConsistency } from "../../src/store/consistency.ts";
+import { checkConsistency } from "../helpers/consistency.ts";
 import { rawRequest } from "../helpers/raw-tcp.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { checkConsistency } from "../../src/store/consistency.ts";
+import { checkConsistency } from "../helpers/consistency.ts";
 import { generateRequest, learn, prng, type FuzzRequest, type FuzzState } from "../helpers/fuzz.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";

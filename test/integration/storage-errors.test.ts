@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkConsistency } from "../../src/store/consistency.ts";
+import { checkConsistency } from "../helpers/consistency.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";

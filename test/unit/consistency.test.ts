@@ -2,13 +2,13 @@ import type { Database } from "bun:sqlite";
 import { beforeEach, describe, expect, test } from "bun:test";
 import { DlqStore } from "../../src/dlq/store.ts";
 import { EventStore } from "../../src/logs/store.ts";
-import type { MessageRecord } from "../../src/messages/model.ts";
+import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
-import { checkConsistency } from "../../src/store/consistency.ts";
+import { checkConsistency } from "../helpers/consistency.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/schema.ts";
 
-/** Each check of src/store/consistency.ts finds the violation it is about, and only that. */
+/** Each check of test/helpers/consistency.ts finds the violation it is about, and only that. */
 
 let db: Database;
 let messages: MessageStore;

@@ -1,4 +1,10 @@
-import type { FlowControl } from "../delivery/worker-protocol.ts";
+/** A message's flow-control settings: at most `parallelism` in flight and `rate` starts per `periodMs` for its key. */
+export interface FlowControl {
+  key: string;
+  rate?: number;
+  periodMs: number;
+  parallelism?: number;
+}
 
 /** How a callback or failure callback of a message is to be published. */
 export interface CallbackSpec {

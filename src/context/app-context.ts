@@ -1,10 +1,10 @@
 import type { Database } from "bun:sqlite";
-import type { AccountRegistry } from "./accounts/accounts.ts";
-import type { ServerConfig } from "./config/config.ts";
-import type { Clock } from "./core/clock.ts";
-import type { Dialect } from "./core/dialect.ts";
-import type { Logger } from "./core/log.ts";
-import type { GroupCommit } from "./store/group-commit.ts";
+import type { AccountRegistry } from "../accounts/accounts.ts";
+import type { ServerConfig } from "../config/config.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Dialect } from "../core/dialect.ts";
+import type { Logger } from "../core/log.ts";
+import type { GroupCommit } from "../store/group-commit.ts";
 
 /** What every domain gets: the config, one clock, one logger, the database and the accounts. */
 export interface AppContext {

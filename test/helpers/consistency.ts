@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { EVENT_STATES } from "../logs/model.ts";
+import { EVENT_STATES } from "../../src/logs/model.ts";
 
 /**
  * The server's own consistency checks over the database: what must hold between the message
