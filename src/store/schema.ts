@@ -10,6 +10,7 @@ import { flowControlMigrations } from "../flow-control/schema.ts";
 import { queueMigrations } from "../queues/schema.ts";
 import { scheduleMigrations } from "../schedules/schema.ts";
 import { urlGroupMigrations } from "../url-groups/schema.ts";
+import { workflowMigrations } from "../workflows/schema.ts";
 import type { Migration } from "./db.ts";
 
 /**
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...queueMigrations,
   ...flowControlMigrations,
   ...scheduleMigrations,
+  ...workflowMigrations,
 ];

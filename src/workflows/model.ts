@@ -1,0 +1,123 @@
+import type { CallbackSpec, FlowControl } from "../model/message.ts";
+
+/** The states a run's log shows (`workflowState`). */
+export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/**
+ * How an entry of a run's step list came to be: `step` is anything the workflow endpoint
+ * receives as a step (the trigger's payload, a step result, a plan step, an event), `toCallback`
+ * a `context.call` request to a third party, `fromCallback` that party's answer on its way back.
+ * The SDK skips everything but `step` when it rebuilds the run.
+ */
+export type CallType = "step" | "toCallback" | "fromCallback";
+
+/**
+ * The trigger's settings that every later message of the run inherits (the SDK sends them only
+ * on the trigger): retries, retry delay, flow control, the failure callback and the user's own
+ * headers.
+ */
+export interface RunConfig {
+  retries: number;
+  retryDelayExpr?: string;
+  flow?: FlowControl;
+  failureCallback?: CallbackSpec;
+  /** Headers the trigger forwards to the endpoint (the user's headers, prefix stripped). */
+  headers: Array<[string, string]>;
+}
+
+/** Who started a run with `context.invoke`, and where its result goes back. */
+export interface Invoker {
+  workflowRunId: string;
+  workflowUrl: string;
+  workflowRunCreatedAt: number;
+  /** The invoking step's headers, as the invoke body carries them. */
+  headers: Record<string, string[]>;
+  /** The invoking step (`stepId`, `stepName`, `stepType`, `concurrent`, `targetStep`). */
+  step: Record<string, unknown>;
+}
+
+export type FailureCallbackState = "CALLBACK_INPROGRESS" | "CALLBACK_SUCCESS" | "CALLBACK_FAIL" | "CALLBACK_CANCELED";
+
+/** The failure function's call after a run failed, as logs and the DLQ show it. */
+export interface FailureFunction {
+  messageId: string;
+  url: string;
+  state: FailureCallbackState;
+  dlqId: string;
+  failStatus: number;
+  failResponse: string;
+  failHeaders: Record<string, string[]>;
+  responseStatus?: number;
+  responseBody?: string;
+  responseHeaders?: Record<string, string[]>;
+}
+
+export interface RunRecord {
+  accountId: string;
+  runId: string;
+  /** Insertion order: the cursor of run listings. */
+  seq?: number;
+  url: string;
+  createdAt: number;
+  state: RunState;
+  completedAt?: number;
+  /** Comma-separated labels as the trigger gave them. */
+  label?: string;
+  callerIp?: string;
+  config: RunConfig;
+  /** The route function's return value as JSON text (the body of the SDK's end-of-run call). */
+  result?: string;
+  invoker?: Invoker;
+  dlqId?: string;
+  failureFunction?: FailureFunction;
+  /**
+   * Started by `POST /v2/trigger` (a caller without the SDK): the endpoint's SDK re-triggers the
+   * run with the same id, which then counts as the run's start, not as a duplicate.
+   */
+  awaitingSdk?: boolean;
+}
+
+/** One entry of a run's step list (the SDK's `RawStep`), with what logs need about it. */
+export interface StepEntry {
+  accountId: string;
+  runId: string;
+  /** Position in the run's list, from 0 (the initial payload). */
+  position: number;
+  messageId: string;
+  callType: CallType;
+  url: string;
+  method: string;
+  body: Uint8Array;
+  createdAt: number;
+  /** The message's headers to the endpoint and its retry settings, for logs. */
+  headers: Array<[string, string]>;
+  retries: number;
+  retryDelayExpr?: string;
+}
+
+/** A `context.waitForEvent` / `waitForWebhook` waiting for its event. */
+export interface Waiter {
+  accountId: string;
+  runId: string;
+  eventId: string;
+  url: string;
+  createdAt: number;
+  deadline: number;
+  /** The waiting step's publish headers: the event is published to `url` with them. */
+  headers: Array<[string, string]>;
+  timeoutUrl: string;
+  timeoutBody?: string;
+  timeoutHeaders: Record<string, string[]>;
+  /** `timeout` as the step gave it (`7d`, `30s`), for the waiters listing. */
+  timeout: string;
+  step: Record<string, unknown>;
+}
+
+/** What tags a message as part of a run (kept with the message, also in the DLQ). */
+export interface WorkflowTag {
+  runId: string;
+  callType: CallType | "failureCall";
+  /** The run's trigger (or an invoke's start): its endpoint must answer like a workflow. */
+  init?: boolean;
+}

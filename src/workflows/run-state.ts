@@ -1,0 +1,18 @@
+import type { RunState } from "./model.ts";
+
+/** How a run ends: its function returned, it was cancelled, or one of its messages failed for good. */
+export type RunEnding = "finished" | "cancelled" | "failed";
+
+const ENDED_AS: Record<RunEnding, RunState> = {
+  finished: "RUN_SUCCESS",
+  cancelled: "RUN_CANCELED",
+  failed: "RUN_FAILED",
+};
+
+/** Only a started run takes new steps, waits, notifications or an ending. */
+export const isActive = (state: RunState) => state === "RUN_STARTED";
+
+/** The state after `ending`, or null when the run has already ended (endings are final). */
+export function endRun(state: RunState, ending: RunEnding): RunState | null {
+  return isActive(state) ? ENDED_AS[ending] : null;
+}

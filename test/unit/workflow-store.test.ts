@@ -1,0 +1,145 @@
+import { describe, expect, test } from "bun:test";
+import { migrate, openDatabase } from "../../src/store/db.ts";
+import { MIGRATIONS } from "../../src/store/schema.ts";
+import type { RunRecord, StepEntry } from "../../src/workflows/model.ts";
+import { encodeRawSteps } from "../../src/workflows/raw-steps.ts";
+import { RunStore } from "../../src/workflows/store.ts";
+import { WaitStore } from "../../src/workflows/wait-store.ts";
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function fresh() {
+  const db = openDatabase(null);
+  migrate(db, MIGRATIONS);
+  return { db, runs: new RunStore(db), waits: new WaitStore(db) };
+}
+
+function run(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    accountId: "acc",
+    runId: "wfr_1",
+    url: "http://app.test/api/workflow",
+    createdAt: 1000,
+    state: "RUN_STARTED",
+    config: { retries: 3, headers: [["X-Tenant", "acme"]] },
+    ...overrides,
+  };
+}
+
+function step(runId: string, messageId: string, body: string, overrides: Partial<StepEntry> = {}): Omit<StepEntry, "position"> {
+  return {
+    accountId: "acc",
+    runId,
+    messageId,
+    callType: "step",
+    url: "http://app.test/api/workflow",
+    method: "POST",
+    body: bytes(body),
+    createdAt: 1000,
+    headers: [["Content-Type", "application/json"]],
+    retries: 3,
+    ...overrides,
+  };
+}
+
+describe("workflow run store", () => {
+  test("a run round-trips with its settings, and saveRun writes every change back", () => {
+    const { runs } = fresh();
+    runs.insertRun(run({ label: "a,b", callerIp: "10.0.0.1", config: { retries: 0, retryDelayExpr: "1000", headers: [], flow: { key: "k", parallelism: 1, periodMs: 1000 } } }));
+    const stored = runs.getRun("acc", "wfr_1")!;
+    expect(stored).toMatchObject({ runId: "wfr_1", state: "RUN_STARTED", label: "a,b", callerIp: "10.0.0.1" });
+    expect(stored.config).toEqual({ retries: 0, retryDelayExpr: "1000", headers: [], flow: { key: "k", parallelism: 1, periodMs: 1000 } });
+    runs.saveRun({ ...stored, state: "RUN_SUCCESS", completedAt: 2000, result: '"done"' });
+    expect(runs.getRun("acc", "wfr_1")).toMatchObject({ state: "RUN_SUCCESS", completedAt: 2000, result: '"done"' });
+    // Runs are per account: the same id elsewhere is another run.
+    expect(runs.getRun("other", "wfr_1")).toBeUndefined();
+  });
+
+  test("steps append in order; a prefix ends at the given position; a message finds its entry", () => {
+    const { runs } = fresh();
+    runs.insertRun(run());
+    expect(runs.appendStep(step("wfr_1", "m0", "payload"))).toBe(0);
+    expect(runs.appendStep(step("wfr_1", "m1", '{"stepId":1}'))).toBe(1);
+    expect(runs.appendStep(step("wfr_1", "m2", '{"stepId":2}'))).toBe(2);
+    expect(runs.prefix("acc", "wfr_1", 1).map((e) => e.messageId)).toEqual(["m0", "m1"]);
+    expect(runs.stepOfMessage("m2")).toMatchObject({ position: 2, runId: "wfr_1" });
+    const body = JSON.parse(new TextDecoder().decode(encodeRawSteps(runs.prefix("acc", "wfr_1", 0))));
+    expect(body).toEqual([{ messageId: "m0", body: Buffer.from("payload").toString("base64"), callType: "step" }]);
+  });
+
+  test("listing filters by state, exact or prefix URL, any of several labels, dates; newest first with a cursor", () => {
+    const { runs } = fresh();
+    runs.insertRun(run({ runId: "r1", url: "http://a.test/x", label: "red,blue", createdAt: 1 }));
+    runs.insertRun(run({ runId: "r2", url: "http://a.test/x/y", label: "green", createdAt: 2, state: "RUN_SUCCESS" }));
+    runs.insertRun(run({ runId: "r3", url: "http://b.test/%_", label: "blue_x", createdAt: 3 }));
+    const ids = (f: Parameters<RunStore["listRuns"]>[1], cursor: number | null = null, limit = 10) =>
+      runs.listRuns("acc", f, cursor, limit).map((r) => r.runId);
+    expect(ids({})).toEqual(["r3", "r2", "r1"]);
+    expect(ids({ states: ["RUN_STARTED"] })).toEqual(["r3", "r1"]);
+    expect(ids({ url: "http://a.test/x" })).toEqual(["r1"]);
+    expect(ids({ url: "http://a.test/x", urlPrefix: true })).toEqual(["r2", "r1"]);
+    // LIKE wildcards in the prefix are literal characters.
+    expect(ids({ url: "http://b.test/%", urlPrefix: true })).toEqual(["r3"]);
+    expect(ids({ url: "http://a.test/%", urlPrefix: true })).toEqual([]);
+    expect(ids({ labels: ["blue"] })).toEqual(["r1"]);
+    expect(ids({ labels: ["green", "red"] })).toEqual(["r2", "r1"]);
+    expect(ids({ fromDate: 2, toDate: 3 })).toEqual(["r3", "r2"]);
+    expect(ids({ runIds: ["r1", "r3", "nope"] })).toEqual(["r3", "r1"]);
+    const [first] = runs.listRuns("acc", {}, null, 1);
+    expect(ids({}, first!.seq!, 10)).toEqual(["r2", "r1"]);
+  });
+
+  test("pruning drops runs that ended before the limit, with their steps; running ones stay", () => {
+    const { runs } = fresh();
+    runs.insertRun(run({ runId: "old", state: "RUN_SUCCESS", completedAt: 100 }));
+    runs.insertRun(run({ runId: "recent", state: "RUN_FAILED", completedAt: 900 }));
+    runs.insertRun(run({ runId: "running", createdAt: 1 }));
+    runs.appendStep(step("old", "o0", "x"));
+    expect(runs.prune("acc", 500)).toBe(1);
+    expect(runs.getRun("acc", "old")).toBeUndefined();
+    expect(runs.steps("acc", "old")).toEqual([]);
+    expect(runs.getRun("acc", "recent")).toBeDefined();
+    expect(runs.getRun("acc", "running")).toBeDefined();
+  });
+});
+
+describe("workflow wait store", () => {
+  const waiter = (runId: string, eventId: string, deadline: number) => ({
+    accountId: "acc",
+    runId,
+    eventId,
+    url: "http://app.test/wf",
+    createdAt: 0,
+    deadline,
+    headers: [["Upstash-Workflow-RunId", runId]] as Array<[string, string]>,
+    timeoutUrl: "http://app.test/wf",
+    timeoutHeaders: {},
+    timeout: "10s",
+    step: { stepId: 1, stepName: "wait", stepType: "Wait", concurrent: 1 },
+  });
+
+  test("waiters are found by event (all runs or one), by run, and by deadline; a delete happens once", () => {
+    const { waits } = fresh();
+    const a = waits.insert(waiter("r1", "evt", 500));
+    waits.insert(waiter("r2", "evt", 300));
+    waits.insert(waiter("r2", "other", 900));
+    expect(waits.waiting("acc", "evt").map((w) => w.runId)).toEqual(["r1", "r2"]);
+    expect(waits.waiting("acc", "evt", "r2").map((w) => w.runId)).toEqual(["r2"]);
+    expect(waits.ofRun("acc", "r2").map((w) => w.eventId).sort()).toEqual(["evt", "other"]);
+    expect(waits.nextDeadline()).toBe(300);
+    expect(waits.due(500, 10).map((w) => w.runId)).toEqual(["r2", "r1"]);
+    expect(waits.delete(a)).toBe(true);
+    expect(waits.delete(a)).toBe(false);
+    expect(waits.waiting("acc", "evt")[0]!.step).toEqual({ stepId: 1, stepName: "wait", stepType: "Wait", concurrent: 1 });
+  });
+
+  test("kept events are taken once, oldest first, per run and event", () => {
+    const { waits } = fresh();
+    waits.keep("acc", "r1", "evt", bytes("first"), 1);
+    waits.keep("acc", "r1", "evt", bytes("second"), 2);
+    expect(waits.takeKept("acc", "r2", "evt")).toBeUndefined();
+    expect(new TextDecoder().decode(waits.takeKept("acc", "r1", "evt")!)).toBe("first");
+    expect(new TextDecoder().decode(waits.takeKept("acc", "r1", "evt")!)).toBe("second");
+    expect(waits.takeKept("acc", "r1", "evt")).toBeUndefined();
+  });
+});
