@@ -7,8 +7,10 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
   const lines = [
     `svcd listening on ${running.url}${running.managementUrl !== running.url ? ` (management API on ${running.managementUrl})` : ""}`,
     `database: ${config.dbPath ?? "in memory"}  dialect: ${config.dialect}  clock: ${config.clock}`,
-    "",
   ];
+  if (ctx.dialect.name === "svc")
+    lines.push("# for the hosted service's official clients (@upstash/qstash, Python qstash), start with --dialect upstash");
+  lines.push("");
   for (const account of ctx.accounts.all()) {
     const source = account.source;
     lines.push(

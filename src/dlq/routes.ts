@@ -14,7 +14,9 @@ export function dlqView(e: DlqEntry) {
   return compact({
     ...messageView(e.message),
     dlqId: e.dlqId,
-    responseStatus: e.responseStatus,
+    // Always present (clients require it): 0 when no HTTP answer came, with the reason in `error`.
+    responseStatus: e.responseStatus ?? 0,
+    error: e.responseStatus === undefined ? e.error : undefined,
     responseHeader: e.responseHeaders ? headerMap(e.responseHeaders) : undefined,
     ...(e.responseBody ? bodyFields(e.responseBody, "responseBody", "responseBodyBase64") : {}),
   });

@@ -44,7 +44,7 @@ export class DlqService {
           retryDelayExpr: given("Retry-Delay") ? overrides.retryDelayExpr : old.retryDelayExpr,
           callback: given("Callback") ? overrides.callback : old.callback,
           failureCallback: given("Failure-Callback") ? overrides.failureCallback : old.failureCallback,
-          label: given("Label") ? overrides.label : old.label,
+          labels: given("Label") ? overrides.labels : old.labels,
           headers: mergeHeaders(old.headers, overrides.headers),
         };
         this.store.delete(account.id, dlqId);

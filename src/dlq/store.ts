@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { joinLabels } from "../model/labels.ts";
 import { fromRow, toRow } from "../model/message-row.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { Where } from "../store/where.ts";
@@ -60,7 +61,7 @@ export class DlqStore {
       topic_name: m.topicName ?? null,
       queue_name: m.queueName ?? null,
       schedule_id: m.scheduleId ?? null,
-      label: m.label ?? null,
+      label: joinLabels(m.labels),
       flow_key: m.flow?.key ?? null,
       caller_ip: m.callerIp ?? null,
       response_status: entry.responseStatus ?? null,
@@ -98,7 +99,7 @@ export class DlqStore {
       .add("topic_name", "=", f.topicName)
       .add("schedule_id", "=", f.scheduleId)
       .add("queue_name", "=", f.queueName)
-      .add("label", "=", f.label)
+      .anyLabel("label", f.label === undefined ? undefined : [f.label])
       .add("flow_key", "=", f.flowControlKey)
       .add("caller_ip", "=", f.callerIp)
       .add("response_status", "=", f.responseStatus)

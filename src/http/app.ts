@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
+import { dropNullFields } from "./null-means-unset.ts";
 
 type Plugin = Elysia<any, any, any, any, any, any, any>;
 
@@ -12,6 +13,9 @@ export function buildHttpApp(plugins: Plugin[], log: Logger): Plugin {
   const started = new WeakMap<Request, number>();
   const app: Plugin = new Elysia();
   installErrorHandling(app, log);
+  app.onTransform({ as: "global" }, (context) => {
+    dropNullFields(context.body);
+  });
   // Below info level the hooks would time every request for a line nobody writes.
   if (log.enabled?.("info") ?? true) {
     app

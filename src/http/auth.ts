@@ -3,12 +3,18 @@ import { Elysia } from "elysia";
 import type { Account, AccountRegistry } from "../accounts/accounts.ts";
 import { HttpError } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
+import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
 
-/** Messaging routes: `Authorization: Bearer <token>` or the dialect's token query parameter. */
+/**
+ * Messaging routes: `Authorization: Bearer <token>` or the dialect's token query parameter. A
+ * request in the other dialect is refused first, with the flag that serves it (400).
+ */
 export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
   return new Elysia()
     .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam, body: "\0" } }))
-    .resolve({ as: "scoped" }, ({ bearer }): { account: Account } => {
+    .resolve({ as: "scoped" }, ({ bearer, request }): { account: Account } => {
+      const marker = otherDialectMarker(dialect, request.headers, request.url);
+      if (marker) throw new HttpError(400, otherDialectError(dialect, marker));
       const account = bearer ? accounts.byToken(bearer) : undefined;
       if (!account) throw new HttpError(401, "Unauthorized");
       return { account };

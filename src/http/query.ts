@@ -1,4 +1,5 @@
 import { badRequest } from "../core/errors.ts";
+import { dropNullFields } from "./null-means-unset.ts";
 
 /** Optional non-negative integer from a query or body field; 400 naming the field otherwise. */
 export function optionalInt(value: unknown, field: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number | undefined {
@@ -36,7 +37,7 @@ export async function optionalJsonObject(request: Request): Promise<Record<strin
     throw badRequest("invalid JSON body");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest("the JSON body must be an object");
-  return value as Record<string, unknown>;
+  return dropNullFields(value as Record<string, unknown>);
 }
 
 /**

@@ -20,8 +20,10 @@ export interface EventRecord {
   endpointName?: string;
   queueName?: string;
   scheduleId?: string;
-  label?: string;
+  labels?: string[];
   flowControlKey?: string;
+  /** The message's `Svc-Retry-Delay` expression, on every entry of a message that has one. */
+  retryDelayExpr?: string;
   error?: string;
   nextDeliveryTime?: number;
   method?: string;

@@ -3,6 +3,7 @@ import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { commonFilters, optionalInt, optionalString, parseCursor, queryList } from "../http/query.ts";
+import { labelFields } from "../model/labels.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { toBase64 } from "../util/base64.ts";
 import { EVENT_STATES, type EventFilter, type EventRecord, type EventState } from "./model.ts";
@@ -28,8 +29,11 @@ function eventView(e: EventRecord) {
     responseBody: e.responseBody ? toBase64(e.responseBody) : undefined,
     method: e.method,
     maxRetries: e.maxRetries,
-    label: e.label,
+    ...labelFields(e.labels),
     flowControlKey: e.flowControlKey,
+    // Both names: the official clients read one or the other.
+    retryDelayExpression: e.retryDelayExpr,
+    retryDelayExpr: e.retryDelayExpr,
   });
 }
 

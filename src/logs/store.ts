@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { Where } from "../store/where.ts";
+import { joinLabels, splitLabels } from "../model/labels.ts";
 import type { EventFilter, EventRecord, EventState } from "./model.ts";
 
 interface EventRow {
@@ -19,7 +20,7 @@ interface EventRow {
   response_body: Uint8Array | null;
 }
 
-type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus">;
+type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr">;
 
 /** Log responses are kept up to this size; the full answer stays in the DLQ entry. */
 const MAX_LOGGED_RESPONSE = 64 * 1024;
@@ -43,6 +44,7 @@ export class EventStore {
       maxRetries: e.maxRetries,
       header: e.header,
       responseStatus: e.responseStatus,
+      retryDelayExpr: e.retryDelayExpr,
     };
     this.insertStmt.run({
       account_id: e.accountId,
@@ -53,7 +55,7 @@ export class EventStore {
       topic_name: e.topicName ?? null,
       queue_name: e.queueName ?? null,
       schedule_id: e.scheduleId ?? null,
-      label: e.label ?? null,
+      label: joinLabels(e.labels),
       flow_key: e.flowControlKey ?? null,
       data: JSON.stringify(data),
       body: e.body ?? null,
@@ -70,7 +72,7 @@ export class EventStore {
       .add("topic_name", "=", f.topicName)
       .add("schedule_id", "=", f.scheduleId)
       .add("queue_name", "=", f.queueName)
-      .add("label", "=", f.label)
+      .anyLabel("label", f.label === undefined ? undefined : [f.label])
       .add("flow_key", "=", f.flowControlKey)
       .add("time", ">=", f.fromDate)
       .add("time", "<=", f.toDate)
@@ -90,7 +92,7 @@ export class EventStore {
         topicName: r.topic_name ?? undefined,
         queueName: r.queue_name ?? undefined,
         scheduleId: r.schedule_id ?? undefined,
-        label: r.label ?? undefined,
+        labels: splitLabels(r.label),
         flowControlKey: r.flow_key ?? undefined,
         body: r.body ?? undefined,
         responseBody: r.response_body ?? undefined,

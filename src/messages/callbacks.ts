@@ -59,6 +59,6 @@ export function callbackMessage(
     endpointName: source.endpointName,
     scheduleId: source.scheduleId,
     callerIp: source.callerIp,
-    label: source.label,
+    labels: source.labels,
   };
 }

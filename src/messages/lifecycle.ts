@@ -131,7 +131,8 @@ export class MessageLifecycle {
       endpointName: m.endpointName,
       queueName: m.queueName,
       scheduleId: m.scheduleId,
-      label: m.label,
+      labels: m.labels,
+      retryDelayExpr: m.retryDelayExpr,
       flowControlKey: m.flow?.key,
       ...extra,
     });

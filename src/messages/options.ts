@@ -1,15 +1,15 @@
-import { badRequest } from "../core/errors.ts";
+import { badRequest, quotaExceeded } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
 import type { PlanLimits } from "../accounts/plans.ts";
 import type { FlowControl } from "../model/message.ts";
 import { DurationError, parseDuration, parseSecondsOrDuration } from "../util/duration.ts";
 import { RetryExpressionError, compileRetryExpression } from "../util/retry-expression.ts";
 import { canonicalHeaderName, isValidHeaderName, isValidHeaderValue } from "../util/canonical-header.ts";
+import { parseLabels } from "../model/labels.ts";
 import type { CallbackSpec } from "../model/message.ts";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 const DEFAULT_RETRIES = 3;
-const MAX_LABEL_LENGTH = 256;
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** Everything a publish request configures, validated against the account's plan. */
@@ -25,7 +25,7 @@ export interface PublishOptions {
   failureCallback?: CallbackSpec;
   /** Headers for the destination, prefix stripped, plus Content-Type. */
   headers: Array<[string, string]>;
-  label?: string;
+  labels?: string[];
   flow?: FlowControl;
   deduplicationId?: string;
   contentBasedDeduplication: boolean;
@@ -86,7 +86,7 @@ function parseCount(src: ConfigSource, suffix: string, max: number): number | un
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw.trim())) throw badRequest(`invalid ${src.name(suffix)} "${raw}": must be a non-negative integer`);
   const n = Number(raw.trim());
-  if (n > max) throw badRequest(`invalid ${src.name(suffix)} ${n}: the plan allows at most ${max}`);
+  if (n > max) throw quotaExceeded(`${src.name(suffix)} ${n} is above the plan's limit: the plan allows at most ${max}`);
   return n;
 }
 
@@ -101,7 +101,7 @@ function parseDurationHeader(src: ConfigSource, suffix: string, units: string, m
     if (error instanceof DurationError) throw badRequest(`invalid ${src.name(suffix)} "${raw}": ${error.message}`);
     throw error;
   }
-  if (ms > maxMs) throw badRequest(`invalid ${src.name(suffix)} "${raw}": above the plan's maximum`);
+  if (ms > maxMs) throw quotaExceeded(`${src.name(suffix)} "${raw}" is above the plan's limit of ${formatLimit(maxMs)}`);
   return ms;
 }
 
@@ -117,6 +117,18 @@ function parseRetryDelay(src: ConfigSource, suffix: string): string | undefined 
   return raw;
 }
 
+/** The plan limit of a duration, as a user reads it (`7d`, `15m`). */
+function formatLimit(ms: number): string {
+  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/**
+ * Checks that `raw` is an http(s) URL with a host and returns it unchanged: URLs are stored,
+ * echoed and signed byte for byte as the client sent them (never the re-serialised form, which
+ * would turn `https://a.example` into `https://a.example/`).
+ */
 export function parseHttpUrl(raw: string, what: string): string {
   let url: URL;
   try {
@@ -127,7 +139,7 @@ export function parseHttpUrl(raw: string, what: string): string {
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw badRequest(`invalid ${what} "${raw}": the scheme must be http or https`);
   if (!url.hostname) throw badRequest(`invalid ${what} "${raw}": missing host`);
-  return url.href;
+  return raw;
 }
 
 function checkedHeaders(src: ConfigSource, pairs: Array<[string, string]>, origin: string): Array<[string, string]> {
@@ -205,7 +217,7 @@ export function parsePublishOptions(src: ConfigSource, limits: PlanLimits, nowMs
       throw badRequest(`invalid ${src.name("Not-Before")} "${rawNotBefore}": must be a Unix time in seconds`);
     notBefore = Number(rawNotBefore.trim()) * 1000;
     if (notBefore - nowMs > limits.maxDelayMs)
-      throw badRequest(`invalid ${src.name("Not-Before")}: further ahead than the plan's maximum delay`);
+      throw quotaExceeded(`${src.name("Not-Before")} is further ahead than the plan's maximum delay of ${formatLimit(limits.maxDelayMs)}`);
   }
 
   const forwarded = checkedHeaders(src, src.prefixed("Forward-"), src.name("Forward-"));
@@ -227,9 +239,8 @@ export function parsePublishOptions(src: ConfigSource, limits: PlanLimits, nowMs
   if (contentType) headers.set("content-type", ["Content-Type", contentType]);
   for (const [name, value] of forwarded) headers.set(name.toLowerCase(), [name, value]);
 
-  const label = src.get("Label");
-  if (label !== undefined && (label.length > MAX_LABEL_LENGTH || !isValidHeaderValue(label)))
-    throw badRequest(`invalid ${src.name("Label")}: at most ${MAX_LABEL_LENGTH} printable characters`);
+  const rawLabels = src.get("Label");
+  const labels = rawLabels === undefined ? undefined : parseLabels(rawLabels, src.name("Label"));
 
   let flow: FlowControl | undefined;
   const flowKey = src.get("Flow-Control-Key");
@@ -261,7 +272,7 @@ export function parsePublishOptions(src: ConfigSource, limits: PlanLimits, nowMs
     callback: parseCallback(src, "Callback", limits),
     failureCallback: parseCallback(src, "Failure-Callback", limits),
     headers: [...headers.values()],
-    label,
+    labels,
     flow,
     deduplicationId,
     contentBasedDeduplication: contentDedup?.trim().toLowerCase() === "true",

@@ -148,7 +148,7 @@ export class PublishService {
       queueName: o.queueName,
       scheduleId: input.scheduleId,
       callerIp: input.callerIp,
-      label: o.label,
+      labels: o.labels,
       flow: o.flow,
       callback: o.callback,
       failureCallback: o.failureCallback,

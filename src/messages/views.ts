@@ -1,5 +1,6 @@
 import { bodyFields } from "../util/base64.ts";
 import { canonicalHeaderName } from "../util/canonical-header.ts";
+import { labelFields } from "../model/labels.ts";
 import type { MessageRecord } from "../model/message.ts";
 
 /** `[name, value]` pairs as the `header` maps of the API: canonical name → every value. */
@@ -33,8 +34,7 @@ export function messageView(m: MessageRecord) {
     queueName: m.queueName,
     scheduleId: m.scheduleId,
     callerIP: m.callerIp,
-    label: m.label,
-    labels: m.label ? m.label.split(",").map((l) => l.trim()).filter(Boolean) : undefined,
+    ...labelFields(m.labels),
     flowControlKey: m.flow?.key,
     rate: m.flow?.rate,
     period: m.flow ? Math.round(m.flow.periodMs / 1000) : undefined,

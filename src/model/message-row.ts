@@ -1,3 +1,4 @@
+import { joinLabels, splitLabels } from "./labels.ts";
 import type { MessageRecord, MessageState } from "./message.ts";
 
 /**
@@ -56,7 +57,7 @@ export function toRow(m: MessageRecord): MessageRow {
     queue_name: m.queueName ?? null,
     schedule_id: m.scheduleId ?? null,
     caller_ip: m.callerIp ?? null,
-    label: m.label ?? null,
+    label: joinLabels(m.labels),
     flow_key: m.flow?.key ?? null,
     extra: JSON.stringify(extra),
   };
@@ -82,7 +83,7 @@ export function fromRow(r: MessageRow): MessageRecord {
     queueName: r.queue_name ?? undefined,
     scheduleId: r.schedule_id ?? undefined,
     callerIp: r.caller_ip ?? undefined,
-    label: r.label ?? undefined,
+    labels: splitLabels(r.label),
     ...extra,
   };
 }

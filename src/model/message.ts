@@ -51,7 +51,7 @@ export interface MessageRecord {
   queueName?: string;
   scheduleId?: string;
   callerIp?: string;
-  label?: string;
+  labels?: string[];
   flow?: FlowControl;
   callback?: CallbackSpec;
   failureCallback?: CallbackSpec;

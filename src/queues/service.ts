@@ -61,9 +61,12 @@ export class QueueService {
     if (!paused) this.lanes.promote(account.id, name, nowMs);
   }
 
-  /** Deletes the queue and cancels the messages still in it (logged as CANCELED). */
+  /**
+   * Deletes the queue and cancels the messages still in it (logged as CANCELED). Idempotent: a
+   * queue that does not exist is not an error (clients delete before they create).
+   */
   delete(account: Account, name: string, nowMs: number): void {
-    if (!this.store.delete(account.id, name)) throw notFound(`queue "${name}" not found`);
+    if (!this.store.delete(account.id, name)) return;
     for (;;) {
       const batch = this.messages.find(account.id, { queueName: name }, CANCEL_BATCH);
       if (batch.length === 0) break;

@@ -122,10 +122,10 @@ export class ScheduleService {
     return scheduleView(row);
   }
 
+  /** Idempotent: a schedule that does not exist is not an error (clients delete before they create). */
   async delete(account: Account, id: string): Promise<void> {
     const deleted = await this.ctx.commit.run(() => this.store.delete(account.id, id));
-    if (!deleted) throw notFound(`schedule "${id}" not found`);
-    this.scheduler.disarm(account.id, id);
+    if (deleted) this.scheduler.disarm(account.id, id);
   }
 
   /** A paused schedule skips its triggers; its timer keeps running so nextScheduleTime keeps moving. */

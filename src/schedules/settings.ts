@@ -10,7 +10,7 @@ export interface ScheduleSettings {
   callback?: string;
   failureCallback?: string;
   retryDelayExpr?: string;
-  label?: string;
+  labels?: string[];
   flow?: FlowControl;
   queueName?: string;
 }
@@ -24,7 +24,7 @@ export function settingsOf(o: PublishOptions): ScheduleSettings {
     callback: o.callback?.url,
     failureCallback: o.failureCallback?.url,
     retryDelayExpr: o.retryDelayExpr,
-    label: o.label,
+    labels: o.labels,
     flow: o.flow,
     queueName: o.queueName,
   };

@@ -1,7 +1,11 @@
+import { labelFields, splitLabels } from "../model/labels.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { bodyFields } from "../util/base64.ts";
 import type { ScheduleSettings } from "./settings.ts";
 import type { ScheduleRow } from "./store.ts";
+
+/** Schedules stored before several labels existed kept them as one string. */
+const legacyLabels = (s: ScheduleSettings) => splitLabels((s as { label?: string }).label);
 
 /** The seed's Schedule object: required fields always present, the others left out when empty. */
 export function scheduleView(row: ScheduleRow) {
@@ -27,7 +31,7 @@ export function scheduleView(row: ScheduleRow) {
     rate: s.flow?.rate,
     period: s.flow ? Math.round(s.flow.periodMs / 1000) : undefined,
     retryDelayExpression: s.retryDelayExpr,
-    label: s.label,
+    ...labelFields(s.labels ?? legacyLabels(s)),
     lastScheduleTime: row.last_schedule_time ?? undefined,
     nextScheduleTime: row.next_schedule_time ?? undefined,
     lastScheduleStates: Object.keys(states).length > 0 ? states : undefined,

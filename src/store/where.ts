@@ -32,6 +32,18 @@ export class Where {
     return this;
   }
 
+  /** A comma-joined labels column (`a,b`) holding any of `labels`. */
+  anyLabel(column: string, labels: readonly string[] | undefined): this {
+    if (!labels?.length) return this;
+    const tests = labels.map((label) => {
+      const key = `p${this.n++}`;
+      this.params[key] = `,${label},`;
+      return `instr(',' || ${column} || ',', $${key}) > 0`;
+    });
+    this.clauses.push(`(${tests.join(" OR ")})`);
+    return this;
+  }
+
   /** `SELECT * FROM table WHERE ... ORDER BY order LIMIT limit`. */
   select(table: string, order: string, limit: number): { sql: string; params: Record<string, Param> } {
     const key = `p${this.n++}`;

@@ -96,8 +96,9 @@ export class UrlGroupService {
     this.store.setDefaults(account.id, groupName, headerPairs(headers, "headers"), nowMs);
   }
 
+  /** Idempotent: deleting a group that does not exist is not an error (clients delete before they create). */
   delete(account: Account, groupName: string): void {
-    if (!this.store.delete(account.id, groupName)) throw notFound(`URL Group "${groupName}" not found`);
+    this.store.delete(account.id, groupName);
   }
 
   list(account: Account) {
@@ -126,10 +127,10 @@ export class UrlGroupService {
   }
 }
 
-/** URLs as given and as stored (normalised by `new URL`) compare equal. */
+/** Two spellings of one URL (`https://a.example` and `https://a.example/`) compare equal. */
 function sameUrl(given: string, stored: string): boolean {
   try {
-    return new URL(given).href === stored;
+    return new URL(given).href === new URL(stored).href;
   } catch {
     return false;
   }

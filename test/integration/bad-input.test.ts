@@ -74,7 +74,7 @@ interface Case {
   api?: Api;
   headers?: Record<string, string>;
   body?: BodyInit | (() => BodyInit);
-  /** A specific 4xx, when one is decided (412 for size, 405 for methods, 401 for credentials). */
+  /** A specific 4xx, when one is decided (412 for plan limits, 405 for methods, 401 for credentials). */
   status?: number;
 }
 
@@ -103,19 +103,19 @@ const CASES: Case[] = [
   publish("retries not a number", { "Svc-Retries": "lots" }),
   publish("negative retries", { "Svc-Retries": "-1" }),
   publish("retries of 30 digits", { "Svc-Retries": "9".repeat(30) }),
-  publish("retries above the plan's cap", { "Svc-Retries": "4" }),
+  publish("retries above the plan's cap", { "Svc-Retries": "4" }, { status: 412 }),
   publish("retries as a query parameter", {}, { path: `/v2/publish/${DEST}?svc-retries=abc` }),
   // Durations.
   publish("delay with an unknown unit", { "Svc-Delay": "10x" }),
   publish("negative delay", { "Svc-Delay": "-5s" }),
   publish("delay too large to represent", { "Svc-Delay": `${"9".repeat(25)}d` }),
-  publish("delay above the plan's maximum", { "Svc-Delay": "8d" }),
+  publish("delay above the plan's maximum", { "Svc-Delay": "8d" }, { status: 412 }),
   publish("delay in milliseconds", { "Svc-Delay": "500ms" }),
   publish("not-before that is a date", { "Svc-Not-Before": "2030-01-01" }),
   publish("negative not-before", { "Svc-Not-Before": "-1" }),
-  publish("not-before beyond the plan's maximum delay", { "Svc-Not-Before": "99999999999" }),
+  publish("not-before beyond the plan's maximum delay", { "Svc-Not-Before": "99999999999" }, { status: 412 }),
   publish("timeout with days", { "Svc-Timeout": "1d" }),
-  publish("timeout above the plan's maximum", { "Svc-Timeout": "16m" }),
+  publish("timeout above the plan's maximum", { "Svc-Timeout": "16m" }, { status: 412 }),
   publish("timeout not a duration", { "Svc-Timeout": "soon" }),
   // Expressions and enumerations.
   publish("unknown method", { "Svc-Method": "FETCH" }),
@@ -133,7 +133,7 @@ const CASES: Case[] = [
   publish("callback that is not a URL", { "Svc-Callback": "not a url" }),
   publish("callback with ftp scheme", { "Svc-Callback": "ftp://example.com/x" }),
   publish("failure callback ::", { "Svc-Failure-Callback": "::" }),
-  publish("callback retries above the cap", { "Svc-Callback": "http://127.0.0.1:9/cb", "Svc-Callback-Retries": "99" }),
+  publish("callback retries above the cap", { "Svc-Callback": "http://127.0.0.1:9/cb", "Svc-Callback-Retries": "99" }, { status: 412 }),
   publish("callback method BREW", { "Svc-Callback": "http://127.0.0.1:9/cb", "Svc-Callback-Method": "BREW" }),
   publish("callback delay not a duration", { "Svc-Callback": "http://127.0.0.1:9/cb", "Svc-Callback-Delay": "later" }),
   publish("failure callback timeout in days", { "Svc-Failure-Callback": "http://127.0.0.1:9/f", "Svc-Failure-Callback-Timeout": "2d" }),

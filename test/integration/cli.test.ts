@@ -32,6 +32,8 @@ describe("command line", () => {
       expect(server.url).not.toEndWith(":0");
       expect(server.output()).toContain(`export SVC_URL=${server.url}`);
       expect(server.output()).toContain("export SVC_TOKEN=from-env");
+      // The svc dialect says in one line how to serve the hosted service's official clients.
+      expect(server.output()).toContain("start with --dialect upstash");
       const keys = await fetch(`${server.url}/v2/keys`, { headers: { authorization: "Bearer from-env" } });
       expect(keys.status).toBe(200);
       expect(existsSync(join(dir, "data", "svcd.sqlite"))).toBe(true);

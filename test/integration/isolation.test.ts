@@ -109,6 +109,15 @@ async function expectNothing(res: Response, allowed = [404]) {
   for (const secret of [A.email, "alice-search", "alice-vectors", "alice-label", "127.0.0.1:9/a"]) expect(text).not.toContain(secret);
 }
 
+/**
+ * Deletes are idempotent (fidelity.md §8): B deleting A's object answers 200 as for a missing
+ * one, and A's object stays (the last test compares A's objects with their state before).
+ */
+async function expectIdempotentDelete(res: Response) {
+  expect(res.status).toBe(200);
+  expect(await res.text()).toBe("");
+}
+
 let before: Awaited<ReturnType<typeof snapshotOfA>>;
 
 describe("account B, with its own valid credentials, cannot see or touch account A's objects", () => {
@@ -266,9 +275,9 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
     rx.stop(true);
   });
 
-  test("URL Groups: get, delete, remove endpoints, set headers and publish to A's group are 404 for B", async () => {
+  test("URL Groups: get, remove endpoints, set headers and publish to A's group are 404 for B; delete leaves it", async () => {
     await expectNothing(await asB("/v2/topics/alice-group"));
-    await expectNothing(await asB("/v2/topics/alice-group", { method: "DELETE" }));
+    await expectIdempotentDelete(await asB("/v2/topics/alice-group", { method: "DELETE" }));
     await expectNothing(await asB("/v2/topics/alice-group/endpoints", json("DELETE", { endpoints: [{ name: "e1" }] })));
     await expectNothing(await asB("/v2/topics/alice-group", json("PATCH", { headers: { "X-Bob": "1" } })));
     await expectNothing(await asB("/v2/publish/alice-group", { method: "POST", body: "b" }));
@@ -289,10 +298,10 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
     expect((await asB("/v2/topics/alice-group", { method: "DELETE" })).status).toBe(200);
   });
 
-  test("schedules: get, delete, pause and resume A's are 404; B's schedule with A's custom id is B's own", async () => {
+  test("schedules: get, pause and resume A's are 404, delete leaves it; B's schedule with A's custom id is B's own", async () => {
     for (const id of ["alice-nightly", scheduleIdOfA]) {
       await expectNothing(await asB(`/v2/schedules/${id}`));
-      await expectNothing(await asB(`/v2/schedules/${id}`, { method: "DELETE" }));
+      await expectIdempotentDelete(await asB(`/v2/schedules/${id}`, { method: "DELETE" }));
       for (const action of ["pause", "resume"])
         for (const method of ["POST", "PATCH"]) await expectNothing(await asB(`/v2/schedules/${id}/${action}`, { method }));
     }
@@ -307,9 +316,9 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
     expect((await asB("/v2/schedules/alice-nightly", { method: "DELETE" })).status).toBe(200);
   });
 
-  test("queues: get, delete, pause and resume A's are 404; B's queue of the same name does not unpause A's", async () => {
+  test("queues: get, pause and resume A's are 404, delete leaves it; B's queue of the same name does not unpause A's", async () => {
     await expectNothing(await asB("/v2/queues/alice-queue"));
-    await expectNothing(await asB("/v2/queues/alice-queue", { method: "DELETE" }));
+    await expectIdempotentDelete(await asB("/v2/queues/alice-queue", { method: "DELETE" }));
     await expectNothing(await asB("/v2/queues/alice-queue/resume", { method: "POST" }));
     await expectNothing(await asB("/v2/queues/alice-queue/pause", { method: "POST" }));
     expect(await (await asB("/v2/queues")).json()).toEqual([]);

@@ -9,22 +9,23 @@ afterAll(() => s.stop());
 
 const DEST = "http://127.0.0.1:9/target";
 
-const cases: Array<[string, Record<string, string>, string]> = [
+/** [name, headers, the header the error names, status when not 400 (412: above a plan limit)] */
+const cases: Array<[string, Record<string, string>, string, number?]> = [
   ["retries not a number", { "Svc-Retries": "lots" }, "Svc-Retries"],
   ["negative retries", { "Svc-Retries": "-1" }, "Svc-Retries"],
-  ["retries above the plan cap", { "Svc-Retries": "4" }, "Svc-Retries"],
+  ["retries above the plan cap", { "Svc-Retries": "4" }, "Svc-Retries", 412],
   ["delay without unit", { "Svc-Delay": "10x" }, "Svc-Delay"],
-  ["delay above the plan max", { "Svc-Delay": "8d" }, "Svc-Delay"],
+  ["delay above the plan max", { "Svc-Delay": "8d" }, "Svc-Delay", 412],
   ["not-before not a number", { "Svc-Not-Before": "tomorrow" }, "Svc-Not-Before"],
   ["unknown method", { "Svc-Method": "FETCH" }, "Svc-Method"],
   ["bad retry delay expression", { "Svc-Retry-Delay": "pow(2, retried" }, "Svc-Retry-Delay"],
   ["eval attempt in retry delay", { "Svc-Retry-Delay": "process.exit(1)" }, "Svc-Retry-Delay"],
   ["timeout with days", { "Svc-Timeout": "1d" }, "Svc-Timeout"],
-  ["timeout above plan max", { "Svc-Timeout": "16m" }, "Svc-Timeout"],
+  ["timeout above plan max", { "Svc-Timeout": "16m" }, "Svc-Timeout", 412],
   ["callback not a URL", { "Svc-Callback": "not a url" }, "Svc-Callback"],
   ["callback with ftp scheme", { "Svc-Callback": "ftp://example.com/x" }, "Svc-Callback"],
   ["failure callback invalid", { "Svc-Failure-Callback": "::" }, "Svc-Failure-Callback"],
-  ["callback retries above cap", { "Svc-Callback": "http://127.0.0.1:9/cb", "Svc-Callback-Retries": "99" }, "Svc-Callback-Retries"],
+  ["callback retries above cap", { "Svc-Callback": "http://127.0.0.1:9/cb", "Svc-Callback-Retries": "99" }, "Svc-Callback-Retries", 412],
   ["header forward not boolean", { "Svc-Header-Forward": "maybe" }, "Svc-Header-Forward"],
   ["flow control value without key", { "Svc-Flow-Control-Value": "rate=1" }, "Svc-Flow-Control-Value"],
   ["flow control key without value", { "Svc-Flow-Control-Key": "k" }, "Svc-Flow-Control"],
@@ -37,11 +38,11 @@ async function pendingCount() {
   return logs.logs.length;
 }
 
-describe("invalid publish input → 400 naming the header, nothing stored", () => {
-  for (const [name, headers, named] of cases) {
+describe("invalid publish input → 400 (412 above a plan limit) naming the header, nothing stored", () => {
+  for (const [name, headers, named, status = 400] of cases) {
     test(name, async () => {
       const res = await s.api(`/v2/publish/${DEST}`, { method: "POST", body: "x", headers });
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(status);
       const body = (await res.json()) as { error: string };
       expect(body.error).toContain(named);
       expect(await pendingCount()).toBe(0);
