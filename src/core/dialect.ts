@@ -40,4 +40,3 @@ export const DIALECTS: Record<Dialect["name"], Dialect> = {
 
 /** `header(d, "Retries")` → `Svc-Retries` in the svc dialect. */
 export const header = (d: Dialect, suffix: string) => `${d.prefix}-${suffix}`;
-
