@@ -1,6 +1,6 @@
 import { ManualClock, type Clock } from "../core/clock.ts";
 import { badRequest, HttpError } from "../core/errors.ts";
-import { nextTurn, withDeadline } from "./deadline.ts";
+import { nextTurn, withDeadline } from "../core/deadline.ts";
 
 /** What time control needs from the dispatcher. */
 export interface DispatchProbe {

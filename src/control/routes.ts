@@ -3,7 +3,7 @@ import type { AppContext } from "../context/app-context.ts";
 import { HttpError, unavailable } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import type { ClockControl } from "./clock-control.ts";
-import { withDeadline } from "./deadline.ts";
+import { withDeadline } from "../core/deadline.ts";
 import type { ResetRegistry } from "./reset.ts";
 
 /** Health needs no credentials: it only says the store is open and the server answers. */
