@@ -1,33 +1,79 @@
 import type { Elysia } from "elysia";
 import { AccountRegistry } from "./accounts/accounts.ts";
 import { AccountStore } from "./accounts/store.ts";
-import type { AppContext } from "./context/app-context.ts";
+import { batchRoutes } from "./batch/routes.ts";
+import { BatchService } from "./batch/service.ts";
 import { loadConfigFile, type ConfigFile } from "./config/config-file.ts";
 import type { ServerConfig } from "./config/config.ts";
+import { FixtureChecker } from "./config/fixture-check.ts";
+import type { AppContext } from "./context/app-context.ts";
+import { ClockControl } from "./control/clock-control.ts";
+import { ResetRegistry } from "./control/reset.ts";
+import { controlRoutes, healthRoutes } from "./control/routes.ts";
+import { rateWindowWaits } from "./control/worker-waits.ts";
 import { ManualClock, RealClock, type Clock } from "./core/clock.ts";
 import { DIALECTS } from "./core/dialect.ts";
 import { createLogger, type Logger } from "./core/log.ts";
-import { ClockControl } from "./control/clock-control.ts";
-import { ResetRegistry, registerMessagingResets } from "./control/reset.ts";
-import { controlRoutes, healthRoutes } from "./control/routes.ts";
-import { rateWindowWaits } from "./control/worker-waits.ts";
-import { createManagementDomain } from "./management/domain.ts";
-import { createMessagingDomain } from "./messages/domain.ts";
-import { createGroupsSchedulesQueues } from "./groups-schedules-queues.ts";
-import type { UsageRecorder } from "./metrics/usage.ts";
+import { ServiceGroup } from "./core/service.ts";
+import { WakeSignal } from "./core/wake.ts";
+import { createDeduplicator } from "./dedup/deduplicator.ts";
+import { DedupStore } from "./dedup/store.ts";
+import { Dispatcher } from "./delivery/dispatcher.ts";
+import { InFlightAttempts } from "./delivery/in-flight.ts";
+import { OutcomeRecorder } from "./delivery/outcome-recorder.ts";
+import { WorkerPool } from "./delivery/pool.ts";
+import { DeadLetters } from "./dlq/dead-letters.ts";
+import { dlqRoutes } from "./dlq/routes.ts";
+import { DlqService } from "./dlq/service.ts";
+import { DlqStore } from "./dlq/store.ts";
+import { FlowLanes } from "./flow-control/lanes.ts";
+import { flowControlRoutes } from "./flow-control/routes.ts";
+import { FlowControlService } from "./flow-control/service.ts";
+import { FlowStore } from "./flow-control/store.ts";
 import { buildHttpApp } from "./http/app.ts";
-import { signingKeyRoutes } from "./signing/routes.ts";
+import { eventLogListener } from "./logs/event-log.ts";
+import { logRoutes } from "./logs/routes.ts";
+import { EventStore } from "./logs/store.ts";
+import { createManagementDomain } from "./management/domain.ts";
+import { CancelService } from "./messages/cancel.ts";
+import { MessageLifecycle } from "./messages/lifecycle.ts";
+import { PublishService } from "./messages/publish.ts";
+import { Retention } from "./messages/retention.ts";
+import { messageRoutes } from "./messages/routes.ts";
+import { MessageStore } from "./messages/store.ts";
+import { messagingUsageListener } from "./messages/usage.ts";
+import { MetricsEngine } from "./metrics/engine.ts";
+import { RollupStore } from "./metrics/store.ts";
+import { MIGRATIONS } from "./migrations.ts";
+import { MessageEvents, type MessageListener } from "./model/events.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
+import { applyQueueFixtures } from "./queues/fixtures.ts";
+import { QueueLanes } from "./queues/lanes.ts";
+import { queueRoutes } from "./queues/routes.ts";
+import { QueueService } from "./queues/service.ts";
+import { QueueStore } from "./queues/store.ts";
+import { applyScheduleFixtures } from "./schedules/fixtures.ts";
+import { scheduleRoutes } from "./schedules/routes.ts";
+import { Scheduler } from "./schedules/scheduler.ts";
+import { ScheduleService } from "./schedules/service.ts";
+import { scheduleStatesListener } from "./schedules/states.ts";
+import { ScheduleStore } from "./schedules/store.ts";
+import { signingKeyRoutes } from "./signing/routes.ts";
 import { migrate, openDatabase } from "./store/db.ts";
 import { GroupCommit } from "./store/group-commit.ts";
-import { startBackgroundCheckpointer } from "./store/wal.ts";
-import { MIGRATIONS } from "./store/schema.ts";
+import { BackgroundCheckpointer } from "./store/wal.ts";
+import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
+import { urlGroupRoutes } from "./url-groups/routes.ts";
+import { UrlGroupService } from "./url-groups/service.ts";
+import { UrlGroupStore } from "./url-groups/store.ts";
 
 export interface ServerOptions {
   /** A parsed config file, instead of reading `config.configFile` (tests). */
   configFile?: ConfigFile;
   logger?: Logger;
   clock?: Clock;
+  /** More listeners of the message lifecycle, after the server's own (tests). */
+  messageListeners?: MessageListener[];
 }
 
 export interface RunningServer {
@@ -37,91 +83,197 @@ export interface RunningServer {
   managementPort: number;
 }
 
+/** The delivery engine's parts, for tests and fault drills. */
+export interface MessagingEngine {
+  dispatcher: Dispatcher;
+  pool: WorkerPool;
+  events: MessageEvents;
+}
+
 export interface Server {
   readonly ctx: AppContext;
-  /** The messaging engine (stores, dispatcher, worker pool), for tests and fault drills. */
-  readonly messaging: ReturnType<typeof createMessagingDomain>;
+  readonly messaging: MessagingEngine;
   start(): Promise<RunningServer>;
   /** Stops accepting, lets in-flight deliveries finish up to the deadline, closes the database. */
   stop(opts?: { deadlineMs?: number }): Promise<void>;
 }
 
+type Plugin = Elysia<any, any, any, any, any, any, any>;
+
+/**
+ * The composition root: every part of svcd is built here, in dependency order, and receives what
+ * it uses in its constructor. Read top to bottom: shared pieces, the message engine, the domains
+ * that ride on it, fixtures, the test-double control plane, the HTTP apps, the background services.
+ * Throws a ConfigError when the config file or one of its fixtures is invalid.
+ */
 export function createServer(config: ServerConfig, options: ServerOptions = {}): Server {
+  // Shared pieces: one logger, one clock, one database (with every domain's migrations) written
+  // through one group commit, the accounts, the usage-metrics engine and the dispatcher's wake signal.
   const log = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
   const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
   const dialect = DIALECTS[config.dialect];
   const db = openDatabase(config.dbPath, config.busyTimeoutMs);
   migrate(db, MIGRATIONS);
-  // WAL checkpoints (copy + fsync) run on their own thread, never inside a publish commit.
-  const checkpointer = config.dbPath ? startBackgroundCheckpointer(db, config.dbPath, log) : null;
+  const commit = new GroupCommit(db);
   const accounts = new AccountRegistry(
     new AccountStore(db),
     AccountRegistry.entriesFrom(configFile, config.defaultAccount),
     configFile?.plans,
   );
-  const ctx: AppContext = { config, clock, log, db, dialect, accounts, commit: new GroupCommit(db) };
+  const ctx: AppContext = { config, clock, log, db, dialect, accounts, commit };
+  const usage = new MetricsEngine(new RollupStore(db), clock, { log });
+  const wake = new WakeSignal();
 
+  const messageStore = new MessageStore(db);
+  const eventStore = new EventStore(db);
+  const dlqStore = new DlqStore(db);
+  const queueStore = new QueueStore(db);
+  const scheduleStore = new ScheduleStore(db);
+  const flowStore = new FlowStore(db);
+  const groupStore = new UrlGroupStore(db);
+  const dedupStore = new DedupStore(db);
+
+  // The message lifecycle. What must move with every message, inside the write that moves it:
+  // the event log, usage statistics, queues (the next message goes when one ends) and schedules
+  // (lastScheduleStates). Queues also decide on admission whether a new message waits.
+  const queueLanes = new QueueLanes(queueStore, messageStore, accounts, wake.ring);
+  const events = new MessageEvents(commit, log, [
+    eventLogListener(eventStore),
+    messagingUsageListener(usage),
+    queueLanes.listener,
+    scheduleStatesListener(scheduleStore),
+    ...(options.messageListeners ?? []),
+  ]);
+  const lifecycle = new MessageLifecycle({
+    store: messageStore,
+    events,
+    admit: queueLanes.admit,
+    deadLetters: new DeadLetters(dlqStore),
+  });
+
+  // Delivery: the dispatcher claims due messages (flow control gates each one) and hands them to
+  // the workers; the recorder records what each attempt came back with.
+  const flowLanes = new FlowLanes(flowStore, messageStore, wake.ring);
+  const inFlight = new InFlightAttempts();
+  const recorder = new OutcomeRecorder({ ...ctx, inFlight, lifecycle, gate: flowLanes, wake: wake.ring });
+  const pool = new WorkerPool({ size: config.workers, onOutcome: recorder.add, log, clock });
+  const dispatcher = new Dispatcher({
+    ...ctx,
+    store: messageStore,
+    lifecycle,
+    pool,
+    inFlight,
+    recorder,
+    gate: flowLanes,
+    wakeSignal: wake,
+  });
+  const forget = (messageId: string) => dispatcher.forget(messageId);
+
+  // The domains on top of the engine. Publishing resolves URL Groups, deduplicates, and may claim
+  // a message in the commit that stores it.
+  const groups = new UrlGroupService(groupStore);
+  const publisher = new PublishService(ctx, {
+    lifecycle,
+    usage,
+    resolveGroup: groups.resolve,
+    deduplicate: createDeduplicator(dedupStore),
+    claimNow: dispatcher.claimStored,
+    wake: wake.ring,
+  });
+  const cancels = new CancelService(ctx, messageStore, lifecycle, forget);
+  const queues = new QueueService(queueStore, queueLanes, messageStore, lifecycle, forget);
+  const deadLetterQueue = new DlqService(ctx, dlqStore, lifecycle, wake.ring);
+  const flow = new FlowControlService(pool, flowStore, clock);
+  const scheduler = new Scheduler(ctx, scheduleStore, publisher, wake.ring);
+  const schedules = new ScheduleService(ctx, scheduleStore, publisher, queues, scheduler);
+  const batch = new BatchService(ctx, publisher, queues, wake.ring);
+  const retention = new Retention(ctx, eventStore, dlqStore);
+  const management = createManagementDomain(ctx, { engine: usage, dlqCount: (id) => dlqStore.count(id) });
+
+  // Fixtures of the config file: queues and groups first, schedules may publish to them.
+  const check = new FixtureChecker(config.configFile);
+  const now = clock.now();
+  db.transaction(() => {
+    accounts.all().forEach((account, i) => {
+      const base = `accounts[${i}]`;
+      applyQueueFixtures(account, base, queues, check, now);
+      applyUrlGroupFixtures(account, base, groups, check, now);
+      applyScheduleFixtures(account, base, { schedules, store: scheduleStore, dialect }, check, now);
+    });
+  })();
+
+  // The test double's control plane: reset of one account (every part, in one transaction),
+  // flush and time control.
+  const resets = new ResetRegistry(commit, [
+    { name: "statistics", reset: (id) => usage.forget(id) },
+    {
+      name: "messages",
+      // A late answer of a deleted message's attempt must not resurrect it in the log or the DLQ.
+      reset: (id) => messageStore.deleteAccount(id).forEach(forget),
+    },
+    { name: "logs", reset: (id) => eventStore.deleteAccount(id) },
+    { name: "dlq", reset: (id) => dlqStore.deleteAccount(id) },
+    { name: "url-groups", reset: (id) => groupStore.deleteAccount(id) },
+    { name: "queues", reset: (id) => queueStore.deleteAccount(id) },
+    { name: "schedules", reset: (id) => schedules.deleteAccount(id) },
+    { name: "dedup", reset: (id) => dedupStore.deleteAccount(id) },
+  ]);
+  // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
+  const clockControl = new ClockControl(clock, dispatcher, commit, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
+
+  // HTTP: the messaging API, the management API (on its own port when configured) and the
+  // control plane, which both ports serve.
   let ready = false;
-
-  type Plugin = Elysia<any, any, any, any, any, any, any>;
-  const messaging: Plugin[] = [signingKeyRoutes(ctx)];
-  const management: Plugin[] = [];
-  const control: Plugin[] = [healthRoutes({ ready: () => ready })];
-  /** Work to do at shutdown after deliveries stopped and before the database closes. */
-  const onStop: Array<() => void | Promise<void>> = [];
-  /** `POST /__svc/reset`: each domain registers how to wipe one account (see src/control/reset.ts). */
-  const resets = new ResetRegistry(ctx.commit);
-
-  // Management API and the usage-metrics engine every statistic reads.
-  // Called per statistics request, after the messaging domain below exists.
-  const managementDomain = createManagementDomain(ctx, { dlqCount: (id) => messagingDomain.stores.dlq.count(id) });
-  const metrics: UsageRecorder = managementDomain.metrics;
-  management.push(...managementDomain.managementRoutes);
-  control.push(...managementDomain.controlRoutes);
-  onStop.push(() => managementDomain.stop());
-  resets.register("statistics", (id) => managementDomain.metrics.forget(id));
-
-  const messagingDomain = createMessagingDomain(ctx, metrics);
-  messaging.push(...messagingDomain.routes);
-
-  // URL Groups, schedules, queues, batch, deduplication and flow control ride on the messaging engine.
-  const groupsSchedulesQueues = createGroupsSchedulesQueues(ctx, messagingDomain);
-  messaging.push(...groupsSchedulesQueues.routes);
-  onStop.push(() => groupsSchedulesQueues.stop());
-  for (const part of groupsSchedulesQueues.resets) resets.register(part.name, part.reset);
-
-  // The test double: control plane, time control, OpenAPI.
-  registerMessagingResets(resets, messagingDomain);
-  control.push(
+  const listening = { managementUrl: null as string | null };
+  const messagingPlugins: Plugin[] = [
+    signingKeyRoutes(ctx),
+    messageRoutes(ctx, publisher, messageStore, cancels),
+    dlqRoutes(ctx, dlqStore, deadLetterQueue),
+    logRoutes(ctx, eventStore),
+    urlGroupRoutes(ctx, groups),
+    queueRoutes(ctx, queues, publisher),
+    scheduleRoutes(ctx, schedules),
+    batchRoutes(ctx, batch),
+    flowControlRoutes(ctx, flow),
+  ];
+  const managementPlugins: Plugin[] = management.managementRoutes;
+  const controlPlugins: Plugin[] = [
+    healthRoutes({ ready: () => ready }),
+    ...management.controlRoutes,
     controlRoutes(ctx, {
       ready: () => ready,
       probeStore: () => db.query("SELECT 1").get(),
-      pingWorkers: () => messagingDomain.pool.ping(),
+      pingWorkers: () => pool.ping(),
       resets,
-      // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
-      clock: new ClockControl(clock, messagingDomain.dispatcher, ctx.commit, rateWindowWaits(() => messagingDomain.pool.flowStats({ prefix: "" }))),
+      clock: clockControl,
     }),
-    // Reads the built apps' route tables lazily, at request time: they are built below.
-    openApiRoutes({
-      apps: () => [mainApp, managementApp],
-      messaging,
-      management,
-      dialect,
-      managementUrl: () => (managementApp?.server ? `http://${config.host}:${managementApp.server.port}` : null),
-    }),
-  );
-
+  ];
+  const docs = openApiRoutes({
+    messaging: messagingPlugins,
+    management: managementPlugins,
+    control: controlPlugins,
+    dialect,
+    managementUrl: () => listening.managementUrl,
+  });
   const separateManagement = config.managementPort !== null;
-  const mainApp = buildHttpApp([...control, ...messaging, ...(separateManagement ? [] : management)], log);
-  const managementApp = separateManagement ? buildHttpApp([...control, ...management], log) : null;
+  const mainApp = buildHttpApp(
+    [...controlPlugins, docs, ...messagingPlugins, ...(separateManagement ? [] : managementPlugins)],
+    log,
+  );
+  const managementApp = separateManagement ? buildHttpApp([...controlPlugins, docs, ...managementPlugins], log) : null;
+
+  // Background work, in start order; stopped in reverse. Delivery starts once the workers answer
+  // and what was in flight at the last stop is due again; the scheduler only then fires what it missed.
+  const checkpointer = config.dbPath ? [new BackgroundCheckpointer(db, config.dbPath, log)] : [];
+  const services = new ServiceGroup([...checkpointer, usage, recorder, pool, dispatcher, scheduler, retention], log);
 
   let stopped = false;
   return {
     ctx,
-    messaging: messagingDomain,
+    messaging: { dispatcher, pool, events },
     async start() {
-      await messagingDomain.start();
+      await services.start();
       mainApp.listen({ port: config.port, hostname: config.host });
       managementApp?.listen({ port: config.managementPort!, hostname: config.host });
       ready = true;
@@ -129,6 +281,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       const managementPort = managementApp ? managementApp.server!.port! : port;
       const base = config.publicUrl ?? `http://${config.host}:${port}`;
       const managementUrl = managementApp ? `http://${config.host}:${managementPort}` : base;
+      listening.managementUrl = managementApp ? managementUrl : null;
       return { url: base, managementUrl, port, managementPort };
     },
     async stop({ deadlineMs = config.shutdownTimeoutMs } = {}) {
@@ -136,10 +289,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       stopped = true;
       ready = false;
       await Promise.all([mainApp.stop(), managementApp?.stop()]);
-      await messagingDomain.drain(deadlineMs);
-      for (const fn of onStop) await fn();
-      ctx.commit.flush();
-      await checkpointer?.stop();
+      await services.stop(Date.now() + deadlineMs);
+      commit.flush();
       db.close();
     },
   };

@@ -9,13 +9,17 @@
 import { statSync } from "node:fs";
 import { DEFAULT_ACCOUNT } from "../../src/config/config.ts";
 import { newMessageId } from "../../src/core/ids.ts";
+import { DeadLetters } from "../../src/dlq/dead-letters.ts";
 import { DlqStore } from "../../src/dlq/store.ts";
+import { eventLogListener } from "../../src/logs/event-log.ts";
 import { EventStore } from "../../src/logs/store.ts";
 import { MessageLifecycle } from "../../src/messages/lifecycle.ts";
+import { MessageEvents } from "../../src/model/events.ts";
+import { silentLogger } from "../../src/core/log.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
-import { MIGRATIONS } from "../../src/store/schema.ts";
+import { MIGRATIONS } from "../../src/migrations.ts";
 import { BODY } from "./payload.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -40,7 +44,12 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
   db.run("PRAGMA journal_mode = OFF");
   db.run("PRAGMA synchronous = OFF");
   db.run("PRAGMA cache_size = -262144");
-  const lifecycle = new MessageLifecycle(new MessageStore(db), new EventStore(db), new DlqStore(db), { count() {} });
+  const lifecycle = new MessageLifecycle({
+    store: new MessageStore(db),
+    events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new EventStore(db))]),
+    admit: () => {},
+    deadLetters: new DeadLetters(new DlqStore(db)),
+  });
   const now = Date.now();
   const due = now + DAY_MS;
   const template: MessageRecord = {

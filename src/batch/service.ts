@@ -3,6 +3,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest, HttpError, quotaExceeded } from "../core/errors.ts";
+import type { Wake } from "../core/wake.ts";
 import { parseDestination } from "../messages/destination.ts";
 import { checkName } from "../messages/options.ts";
 import type { PublishedMessage, PublishInput, PublishService } from "../messages/publish.ts";
@@ -35,7 +36,7 @@ export class BatchService {
     private readonly ctx: AppContext,
     private readonly publisher: PublishService,
     private readonly queues: QueueService,
-    private readonly wake: () => void,
+    private readonly wake: Wake,
   ) {}
 
   async publish(account: Account, elements: unknown[], callerIp: string | undefined): Promise<BatchAnswer[]> {

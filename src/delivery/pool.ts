@@ -1,4 +1,7 @@
+import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
+import type { BackgroundService } from "../core/service.ts";
+import { withDeadline } from "../core/deadline.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { DeliveryJob, FlowLaneStats, FromWorker, ToWorker } from "./worker-protocol.ts";
 
@@ -27,27 +30,55 @@ export function stableHash(text: string): number {
   return h >>> 0;
 }
 
+export interface WorkerPoolOptions {
+  size: number;
+  /** Where each attempt's outcome goes (the outcome recorder). */
+  onOutcome: (outcome: DeliveryOutcome) => void;
+  log: Logger;
+  /** On a manual clock every worker is told the server's time, from its start and at every jump. */
+  clock: Pick<Clock, "kind" | "now" | "onAdvance">;
+}
+
 /**
  * The delivery workers. Each job goes to the worker of its flow-control key (so that key's bucket
  * lives in one place), else to the least busy one. A worker that dies is replaced and the jobs it
  * held come back as failed attempts, to be retried.
  */
-export class WorkerPool {
+export class WorkerPool implements BackgroundService {
+  readonly name = "delivery workers";
   private slots: Slot[] = [];
   private pings = new Map<number, (workerId: number) => void>();
   private flowStatsRequests = new Map<number, (stats: FlowLaneStats[]) => void>();
   private nextPing = 1;
   private closed = false;
+  private drained: (() => void) | null = null;
+  private readonly log: Logger;
+  private readonly clock: WorkerPoolOptions["clock"];
 
-  constructor(
-    private readonly size: number,
-    private readonly onOutcome: (outcome: DeliveryOutcome) => void,
-    private readonly log: Logger,
-    private readonly now: () => number,
-    /** The server runs on a manual clock: every worker is told its time from the start. */
-    private readonly manualClock = false,
-  ) {
-    for (let i = 0; i < size; i++) this.slots.push(this.spawn(i));
+  constructor(private readonly options: WorkerPoolOptions) {
+    this.log = options.log;
+    this.clock = options.clock;
+    options.clock.onAdvance((nowMs) => this.broadcast({ type: "clock", nowMs }));
+  }
+
+  /** Starts the worker threads; resolves once every one answers. */
+  async start(): Promise<void> {
+    for (let i = 0; i < this.options.size; i++) this.slots.push(this.spawn(i));
+    await this.ping();
+  }
+
+  /**
+   * Jobs that only wait in a flow-control lane are given back unstarted (their messages stay in
+   * flight in the store and are delivered after the next start, without using a retry); attempts
+   * under way may finish until the deadline; then the threads end.
+   */
+  async stop(deadline: number): Promise<void> {
+    this.releaseWaiting();
+    if (this.inFlight > 0) {
+      const drained = new Promise<void>((resolve) => (this.drained = resolve));
+      await withDeadline(drained, deadline - Date.now());
+    }
+    this.close();
   }
 
   get inFlight(): number {
@@ -119,12 +150,7 @@ export class WorkerPool {
     return answers.flat();
   }
 
-  /**
-   * Shutdown: jobs that only wait in a flow-control lane are given back, so the drain waits for
-   * real attempts alone. Their messages stay in flight in the store and are delivered after the
-   * next start, without using a retry.
-   */
-  releaseWaiting(): void {
+  private releaseWaiting(): void {
     this.broadcast({ type: "release-waiting" });
   }
 
@@ -134,17 +160,18 @@ export class WorkerPool {
     if (slot) this.send(slot, { type: "cancel", ticket });
   }
 
-  /** Slot that owns a flow-control key; used to ask it for that key's live counters. */
-  workerFor(key: string): Worker {
-    return this.slots[stableHash(key) % this.slots.length]!.worker;
-  }
-
-  async close(): Promise<void> {
+  /** Ends the threads at once (what they hold stays ACTIVE in the store). */
+  close(): void {
     this.closed = true;
     for (const slot of this.slots) {
       slot.alive = false;
       slot.worker.terminate();
     }
+  }
+
+  /** The stop under way waits for the last attempt to end. */
+  private checkDrained(): void {
+    if (this.drained && this.inFlight === 0) this.drained();
   }
 
   private send(slot: Slot, message: ToWorker) {
@@ -158,9 +185,11 @@ export class WorkerPool {
     worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const msg = event.data;
       if (msg.type === "outcome") {
-        if (slot.inFlight.delete(msg.outcome.ticket)) this.onOutcome(msg.outcome);
+        if (slot.inFlight.delete(msg.outcome.ticket)) this.options.onOutcome(msg.outcome);
+        this.checkDrained();
       } else if (msg.type === "released") {
         for (const ticket of msg.tickets) slot.inFlight.delete(ticket);
+        this.checkDrained();
       } else if (msg.type === "flow-stats") {
         this.flowStatsRequests.get(msg.id)?.(msg.stats);
         this.flowStatsRequests.delete(msg.id);
@@ -179,20 +208,21 @@ export class WorkerPool {
       const replacement = this.spawn(id);
       this.slots[this.slots.indexOf(slot)] = replacement;
       for (const job of slot.inFlight.values()) {
-        this.onOutcome({
+        this.options.onOutcome({
           ticket: job.ticket,
           messageId: job.messageId,
           error: "delivery worker crashed during the attempt",
-          startedAt: this.now(),
+          startedAt: this.clock.now(),
           durationMs: 0,
         });
       }
       slot.inFlight.clear();
+      this.checkDrained();
     };
     worker.addEventListener("error", (e) => died((e as ErrorEvent).message ?? "error"));
     worker.addEventListener("close", () => died("exited"));
     worker.postMessage({ type: "hello", workerId: id });
-    if (this.manualClock) worker.postMessage({ type: "clock", nowMs: this.now() } satisfies ToWorker);
+    if (this.clock.kind === "manual") worker.postMessage({ type: "clock", nowMs: this.clock.now() } satisfies ToWorker);
     return slot;
   }
 }

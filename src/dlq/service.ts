@@ -1,6 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import { newMessageId } from "../core/ids.ts";
+import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
@@ -15,7 +16,7 @@ export class DlqService {
     private readonly ctx: AppContext,
     private readonly store: DlqStore,
     private readonly lifecycle: MessageLifecycle,
-    private readonly wake: () => void,
+    private readonly wake: Wake,
   ) {}
 
   /** Returns the new message id, or undefined when the entry does not exist. */

@@ -1,4 +1,4 @@
-import type { DispatchGate } from "../delivery/dispatcher.ts";
+import type { Wake } from "../core/wake.ts";
 import type { FlowControl } from "../model/message.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "../messages/store.ts";
@@ -15,18 +15,18 @@ export function outstandingCap(flow: FlowControl): number {
 }
 
 /**
- * The dispatcher's side of flow control (a DispatchGate): counts each key's attempts handed to the
+ * The dispatcher's side of flow control (its DispatchGate): counts each key's attempts handed to the
  * workers; a due message over the key's cap is HELD (not dispatchable) and the oldest held message
  * of the key is released each time one of its attempts ends. The counters live in memory: at start
  * every held message is released (`recover`).
  */
-export class FlowLanes implements DispatchGate {
+export class FlowLanes {
   private readonly outstanding = new Map<string, number>();
 
   constructor(
     private readonly store: FlowStore,
     private readonly messages: MessageStore,
-    private readonly wake: () => void,
+    private readonly wake: Wake,
   ) {}
 
   admit(m: MessageRecord): boolean {

@@ -1,7 +1,6 @@
 import type { Elysia } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
-import { MetricsEngine } from "../metrics/engine.ts";
-import { RollupStore } from "../metrics/store.ts";
+import type { MetricsEngine } from "../metrics/engine.ts";
 import { applyFixtures } from "./fixtures.ts";
 import { SearchIndexes } from "./search/logic.ts";
 import { searchRoutes } from "./search/routes.ts";
@@ -16,25 +15,23 @@ import { createVectorStore, UsageFixtureLedger } from "./vector/store.ts";
 type Plugin = Elysia<any, any, any, any, any, any, any>;
 
 export interface ManagementDomainDeps {
+  /** The usage-metrics engine every statistic reads (the messaging engine counts into it too). */
+  engine: MetricsEngine;
   /** Live DLQ size of an account; read on every statistics request. */
   dlqCount(accountId: string): number;
 }
 
 export interface ManagementDomain {
-  /** The usage-metrics engine; the messaging engine calls `metrics.count(accountId, MessagingMetric.x, n, atMs)`. */
-  metrics: MetricsEngine;
   managementRoutes: Plugin[];
   controlRoutes: Plugin[];
-  /** Flushes pending usage; call before the database closes. */
-  stop(): void;
 }
 
 /**
- * Search and vector indexes, the usage-metrics engine and both statistics endpoints. Throws a
+ * Search and vector indexes and both statistics endpoints. Throws a
  * ConfigError when an index or usage fixture of the config file is invalid.
  */
 export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDeps): ManagementDomain {
-  const engine = new MetricsEngine(new RollupStore(ctx.db), ctx.clock, { log: ctx.log });
+  const { engine } = deps;
   const shared: ManagementDeps = { clock: ctx.clock, commit: ctx.commit, dialect: ctx.dialect };
   const searchStore = createSearchStore(ctx.db);
   const vectorStore = createVectorStore(ctx.db);
@@ -51,11 +48,8 @@ export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDe
       source: ctx.config.configFile ?? "config",
     }),
   )();
-  engine.start();
-
   const { accounts, dialect, clock } = ctx;
   return {
-    metrics: engine,
     managementRoutes: [
       searchRoutes(accounts, search),
       vectorRoutes(accounts, vector, engine, clock),
@@ -64,6 +58,5 @@ export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDe
     controlRoutes: [
       usageRoutes({ accounts, dialect, clock, engine, vector, search }),
     ],
-    stop: () => engine.stop(),
   };
 }

@@ -1,5 +1,4 @@
 import type { AppContext } from "../context/app-context.ts";
-import type { Dispatcher } from "../delivery/dispatcher.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
 import type { MessageFilter, MessageStore } from "./store.ts";
 
@@ -11,14 +10,15 @@ export class CancelService {
     private readonly ctx: AppContext,
     private readonly store: MessageStore,
     private readonly lifecycle: MessageLifecycle,
-    private readonly dispatcher: Dispatcher,
+    /** Disowns an attempt in flight (Dispatcher.forget). */
+    private readonly forget: (messageId: string) => void,
   ) {}
 
   async cancelOne(accountId: string, id: string): Promise<boolean> {
     return this.ctx.commit.run(() => {
       const m = this.store.get(accountId, id);
       if (!m || !this.lifecycle.cancel(m, this.ctx.clock.now())) return false;
-      this.dispatcher.forget(id);
+      this.forget(id);
       return true;
     });
   }
@@ -33,7 +33,7 @@ export class CancelService {
       let cancelled = 0;
       for (const m of targets) {
         if (this.lifecycle.cancel(m, now)) {
-          this.dispatcher.forget(m.id);
+          this.forget(m.id);
           cancelled++;
         }
       }

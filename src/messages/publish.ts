@@ -2,6 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import { newMessageId } from "../core/ids.ts";
 import { notFound } from "../core/errors.ts";
+import type { Wake } from "../core/wake.ts";
 import { MessagingMetric, type UsageRecorder } from "../metrics/usage.ts";
 import { ConfigSource, parsePublishOptions, type PublishOptions } from "./options.ts";
 import type { Destination } from "./destination.ts";
@@ -68,19 +69,38 @@ function earliestDue(messages: MessageRecord[]): number | undefined {
   return min;
 }
 
+export interface PublishDeps {
+  lifecycle: MessageLifecycle;
+  usage: UsageRecorder;
+  /** URL Groups: a group name's endpoints. */
+  resolveGroup: GroupResolver;
+  /** Deduplication: which of the new messages repeat one seen within the window. */
+  deduplicate: Deduplicator;
+  /** The dispatcher may claim a just-stored message in the same commit (Dispatcher.claimStored). */
+  claimNow: (m: MessageRecord, nowMs: number) => boolean;
+  /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
+  wake: Wake;
+}
+
 export class PublishService {
-  resolveGroup: GroupResolver = () => undefined;
-  deduplicate: Deduplicator = (messages) => messages.map(() => undefined);
-  /** Dispatch seam: may claim a just-stored message in the same commit (Dispatcher.claimStored). */
-  claimNow: (m: MessageRecord, nowMs: number) => boolean = () => false;
+  private readonly lifecycle: MessageLifecycle;
+  private readonly usage: UsageRecorder;
+  private readonly resolveGroup: GroupResolver;
+  private readonly deduplicate: Deduplicator;
+  private readonly claimNow: PublishDeps["claimNow"];
+  private readonly wake: Wake;
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly lifecycle: MessageLifecycle,
-    private readonly metrics: UsageRecorder,
-    /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
-    private readonly wake: (dueAt?: number) => void,
-  ) {}
+    deps: PublishDeps,
+  ) {
+    this.lifecycle = deps.lifecycle;
+    this.usage = deps.usage;
+    this.resolveGroup = deps.resolveGroup;
+    this.deduplicate = deps.deduplicate;
+    this.claimNow = deps.claimNow;
+    this.wake = deps.wake;
+  }
 
   /** Validates, builds and durably stores the messages; resolves only after the commit. */
   async publish(input: PublishInput): Promise<PublishResult> {
@@ -114,8 +134,8 @@ export class PublishService {
   /** Runs inside a transaction: stores each message unless it is a duplicate. */
   store(messages: MessageRecord[], options: PublishOptions, input: PublishInput, now: number): PublishedMessage[] {
     const duplicates = this.deduplicate(messages, options, now);
-    this.metrics.count(input.account.id, MessagingMetric.requests, 1, now);
-    if (input.body.length > 0) this.metrics.count(input.account.id, MessagingMetric.bandwidth, input.body.length, now);
+    this.usage.count(input.account.id, MessagingMetric.requests, 1, now);
+    if (input.body.length > 0) this.usage.count(input.account.id, MessagingMetric.bandwidth, input.body.length, now);
     return messages.map((m, i) => {
       const original = duplicates[i];
       if (original) return { messageId: original, url: m.url, deduplicated: true };

@@ -1,6 +1,10 @@
 import type { AppContext } from "../context/app-context.ts";
-import type { DlqStore } from "../dlq/store.ts";
-import type { EventStore } from "../logs/store.ts";
+import type { BackgroundService } from "../core/service.ts";
+
+/** A log that drops its entries of one account older than a time, a bounded batch per call. */
+export interface Prunable {
+  prune(accountId: string, beforeMs: number): number;
+}
 
 const EVERY_MS = 10 * 60 * 1000;
 
@@ -8,13 +12,14 @@ const EVERY_MS = 10 * 60 * 1000;
  * Keeps the DLQ and the event log within each plan's retention (fidelity.md §7). Runs at start
  * and every ten minutes of the server clock, so a manual clock prunes as it advances.
  */
-export class Retention {
+export class Retention implements BackgroundService {
+  readonly name = "retention";
   private cancel: (() => void) | null = null;
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly events: EventStore,
-    private readonly dlq: DlqStore,
+    private readonly events: Prunable,
+    private readonly dlq: Prunable,
   ) {}
 
   start(): void {

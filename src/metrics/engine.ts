@@ -1,5 +1,6 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
+import type { BackgroundService } from "../core/service.ts";
 import { binOf, emptySummary, quantile, type LatencySummary } from "./histogram.ts";
 import { LEVELS, mergePart, Part, type RollupStore, type RollupWrite } from "./store.ts";
 import { gridEndMin, MINUTE_MS, monthGrid, periodGrid, type Grid } from "./time.ts";
@@ -25,7 +26,8 @@ export interface MetricsEngineOptions {
  * (owner, metric, minute, part); a timer flushes it to every rollup level in one transaction,
  * and every read flushes first so a statistics request sees activity of the same instant.
  */
-export class MetricsEngine implements UsageRecorder {
+export class MetricsEngine implements UsageRecorder, BackgroundService {
+  readonly name = "usage metrics";
   private pending = new Map<string, Cell>();
   private cancelPrune: (() => void) | null = null;
   private cancelFlush: (() => void) | null = null;

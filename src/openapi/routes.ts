@@ -8,15 +8,11 @@ interface HasRoutes {
   routes: RouteLike[];
 }
 
+/** The route plugins of each API; the document lists them, these docs routes included. */
 export interface ApiSources {
-  /**
-   * The built apps (main, and management when it has its own port). Read at request time: the
-   * apps are built after this plugin is created, and by then every domain has added its routes.
-   */
-  apps: () => Array<HasRoutes | null>;
-  /** The route plugins of each API, to tell which API a route of the built app belongs to. */
   messaging: HasRoutes[];
   management: HasRoutes[];
+  control: HasRoutes[];
   dialect: Dialect;
   /** Base URL of the management API when it listens on its own port, else null. */
   managementUrl: () => string | null;
@@ -37,12 +33,13 @@ function sectionsFrom(sources: ApiSources): (route: RouteLike) => RouteSection {
   };
 }
 
-/** `GET /openapi.json` and `GET /docs`, generated from the served route table on each request. */
+/** `GET /openapi.json` and `GET /docs`, generated from the served routes on each request. */
 export function openApiRoutes(sources: ApiSources) {
   const d = sources.dialect;
   const document = (origin: string) => {
     const seen = new Set<string>();
-    const routes = sources.apps().flatMap((app) => app?.routes ?? []).filter((r) => !seen.has(key(r)) && seen.add(key(r)));
+    const plugins = [...sources.control, docs, ...sources.messaging, ...sources.management];
+    const routes = plugins.flatMap((p) => p.routes).filter((r) => !seen.has(key(r)) && seen.add(key(r)));
     return buildOpenApiDocument({
       title: "svcd",
       version: pkg.version,
@@ -64,11 +61,12 @@ export function openApiRoutes(sources: ApiSources) {
       sectionOf: sectionsFrom(sources),
     });
   };
-  return new Elysia()
+  const docs: HasRoutes = new Elysia()
     .get("/openapi.json", ({ request }) => document(new URL(request.url).origin), {
       detail: { summary: "This API description (OpenAPI 3.1)", security: [] },
     })
     .get("/docs", () => new Response(DOCS_PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), {
       detail: { summary: "Offline docs page rendering /openapi.json", security: [] },
     });
+  return docs as Elysia;
 }

@@ -1,6 +1,7 @@
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import { quotaExceeded } from "../core/errors.ts";
-import type { MessageHooks } from "../messages/lifecycle.ts";
+import type { Wake } from "../core/wake.ts";
+import { onFinished, type MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "../messages/store.ts";
 import type { QueueRow, QueueStore } from "./store.ts";
@@ -12,17 +13,23 @@ export const DEFAULT_QUEUE_PARALLELISM = 1;
  * `parallelism` of its queue's messages have started and not finished, and the next parked message
  * is promoted when one finishes (delivered, failed or cancelled). A message being retried keeps its
  * place: the next one starts only once it is delivered or failed. A paused queue promotes nothing.
- * Runs inside the transactions that accept and finish messages (MessageLifecycle hooks).
+ * Runs inside the writes that store and finish messages (the lifecycle's admission and listener).
  */
-export class QueueLanes implements MessageHooks {
+export class QueueLanes {
+  /** Follows the end of every message of a queue: the next one may go. */
+  readonly listener: MessageListener = onFinished((m, _how, atMs) => {
+    if (m.queueName) this.promote(m.accountId, m.queueName, atMs);
+  });
+
   constructor(
     private readonly store: QueueStore,
     private readonly messages: MessageStore,
     private readonly accounts: AccountRegistry,
-    private readonly wake: () => void,
+    private readonly wake: Wake,
   ) {}
 
-  admit(m: MessageRecord, nowMs: number): void {
+  /** Parks a new message of a queue that is full, paused or already has others waiting. */
+  readonly admit = (m: MessageRecord, nowMs: number): void => {
     if (!m.queueName) return;
     const queue = this.ensure(m.accountId, m.queueName, nowMs);
     const full =
@@ -33,11 +40,7 @@ export class QueueLanes implements MessageHooks {
       m.state = "PARKED";
       m.dispatchAt = null;
     }
-  }
-
-  finished(m: MessageRecord, _how: unknown, nowMs: number): void {
-    if (m.queueName) this.promote(m.accountId, m.queueName, nowMs);
-  }
+  };
 
   /** Lets the queue's head go while there is room; returns how many were promoted. */
   promote(accountId: string, name: string, nowMs: number): number {

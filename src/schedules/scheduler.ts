@@ -1,4 +1,6 @@
 import type { AppContext } from "../context/app-context.ts";
+import type { BackgroundService } from "../core/service.ts";
+import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
@@ -11,7 +13,8 @@ import type { ScheduleRow, ScheduleStore } from "./store.ts";
  * messages commit together, a restart never fires the same trigger twice; a trigger missed while
  * the server was down is still due at start and fires once, then the schedule continues from now.
  */
-export class Scheduler {
+export class Scheduler implements BackgroundService {
+  readonly name = "scheduler";
   private readonly timers = new Map<string, () => void>();
   private stopped = false;
 
@@ -19,7 +22,7 @@ export class Scheduler {
     private readonly ctx: AppContext,
     private readonly store: ScheduleStore,
     private readonly publisher: PublishService,
-    private readonly wake: () => void,
+    private readonly wake: Wake,
   ) {}
 
   /** Arms every stored schedule (due ones fire right away: the catch-up after a stop). */
@@ -82,7 +85,7 @@ export class Scheduler {
         let ids: string[] = [];
         try {
           // A savepoint of its own: a message refused half-way (a queue over the plan) leaves none.
-          if (produce) ids = this.ctx.db.transaction(produce)();
+          if (produce) ids = this.ctx.commit.nested(produce);
         } catch (error) {
           this.ctx.log.warn("schedule trigger not published", { scheduleId: id, error: String((error as Error).message ?? error) });
         }

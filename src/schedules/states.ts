@@ -1,17 +1,14 @@
-import type { FinishedHow, MessageHooks } from "../messages/lifecycle.ts";
-import type { MessageRecord } from "../model/message.ts";
+import { onFinished, type MessageListener } from "../model/events.ts";
 import type { ScheduleStore } from "./store.ts";
 
 /**
  * Keeps `lastScheduleStates` true: when a message of a schedule's last trigger ends, its entry
- * becomes SUCCESS (delivered) or FAIL (failed or cancelled). Runs in the transaction that ends it.
+ * becomes SUCCESS (delivered) or FAIL (failed or cancelled). Runs in the write that ends it.
  */
-export class ScheduleStates implements MessageHooks {
-  constructor(private readonly store: ScheduleStore) {}
-
-  finished(m: MessageRecord, how: FinishedHow): void {
+export function scheduleStatesListener(store: ScheduleStore): MessageListener {
+  return onFinished((m, how) => {
     // Callbacks of a scheduled message carry its schedule id too; only the message itself counts.
     if (!m.scheduleId || m.kind !== "message") return;
-    this.store.setMessageState(m.accountId, m.scheduleId, m.id, how === "delivered" ? "SUCCESS" : "FAIL");
-  }
+    store.setMessageState(m.accountId, m.scheduleId, m.id, how === "delivered" ? "SUCCESS" : "FAIL");
+  });
 }

@@ -24,12 +24,16 @@ export class GroupCommit {
   private readonly savepoint;
   private readonly release;
   private readonly commit;
+  private readonly innerSavepoint;
+  private readonly innerRelease;
 
   constructor(private readonly db: Database) {
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.savepoint = db.prepare("SAVEPOINT w");
     this.release = db.prepare("RELEASE w");
     this.commit = db.prepare("COMMIT");
+    this.innerSavepoint = db.prepare("SAVEPOINT n");
+    this.innerRelease = db.prepare("RELEASE n");
   }
 
   run<T>(write: () => T): Promise<T> {
@@ -50,6 +54,36 @@ export class GroupCommit {
   afterCommit(fn: (committed: boolean) => void): void {
     if (this.followUps) this.followUps.push(fn);
     else fn(true);
+  }
+
+  /**
+   * Runs `fn` inside a savepoint of the write under way (or a transaction of its own outside
+   * one). When it throws, its changes are rolled back, the follow-ups it registered get `false`
+   * at once (they will never be committed), and the error is rethrown to the caller, whose write
+   * goes on without it.
+   */
+  nested<T>(fn: () => T): T {
+    const outer = this.followUps;
+    if (outer === null) return this.db.transaction(fn)();
+    this.followUps = [];
+    this.innerSavepoint.run();
+    try {
+      const value = fn();
+      this.innerRelease.run();
+      outer.push(...this.followUps);
+      return value;
+    } catch (error) {
+      const dropped = this.followUps;
+      // SQLite may have ended the whole transaction itself (disk full, I/O): nothing to undo here.
+      if (this.db.inTransaction) {
+        this.db.run("ROLLBACK TO n");
+        this.db.run("RELEASE n");
+      }
+      runFollowUps(dropped, false);
+      throw error;
+    } finally {
+      this.followUps = outer;
+    }
   }
 
   /** Writes queued for the next commit (time control waits for them between timer steps). */

@@ -5,6 +5,7 @@ import type { ConfigFile } from "../../src/config/config-file.ts";
 import { DEFAULT_ACCOUNT, defaultConfig, type ServerConfig } from "../../src/config/config.ts";
 import type { Clock } from "../../src/core/clock.ts";
 import { silentLogger, type Logger } from "../../src/core/log.ts";
+import type { MessageListener } from "../../src/model/events.ts";
 import { createServer } from "../../src/server.ts";
 
 export interface TestServerOptions {
@@ -12,6 +13,7 @@ export interface TestServerOptions {
   configFile?: ConfigFile;
   clock?: Clock;
   logger?: Logger;
+  messageListeners?: MessageListener[];
 }
 
 export const basicAuth = (email: string, apiKey: string) => "Basic " + Buffer.from(`${email}:${apiKey}`).toString("base64");
@@ -27,7 +29,12 @@ export async function startTestServer(opts: TestServerOptions = {}) {
     shutdownTimeoutMs: 1000,
     ...opts.config,
   };
-  const server = createServer(config, { configFile: opts.configFile, clock: opts.clock, logger: opts.logger ?? silentLogger });
+  const server = createServer(config, {
+    configFile: opts.configFile,
+    clock: opts.clock,
+    logger: opts.logger ?? silentLogger,
+    messageListeners: opts.messageListeners,
+  });
   const running = await server.start();
   const token = opts.configFile?.accounts?.[0]?.token ?? config.defaultAccount.token;
   const first = opts.configFile?.accounts?.[0] ?? config.defaultAccount;

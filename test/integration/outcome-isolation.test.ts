@@ -1,17 +1,19 @@
 import { expect, test } from "bun:test";
+import { onFinished } from "../../src/model/events.ts";
 import { startReceiver } from "../helpers/receiver.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 test("a bug while recording one outcome neither loses the batch nor blocks the other outcomes", async () => {
-  const s = await startTestServer();
-  const rx = await startReceiver();
-  // A hook that throws for one message simulates a bug in recording its outcome.
-  s.server.messaging.lifecycle.hooks.push({
-    finished(m) {
-      if (m.url.endsWith("/poison")) throw new Error("boom");
-    },
+  // A listener that throws for one message simulates a bug in recording its outcome.
+  const s = await startTestServer({
+    messageListeners: [
+      onFinished((m) => {
+        if (m.url.endsWith("/poison")) throw new Error("boom");
+      }),
+    ],
   });
+  const rx = await startReceiver();
   try {
     const publish = async (path: string) =>
       ((await (await s.api(`/v2/publish/${rx.url}${path}`, { method: "POST", body: path })).json()) as { messageId: string }).messageId;

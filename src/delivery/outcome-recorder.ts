@@ -1,0 +1,181 @@
+import type { ServerConfig } from "../config/config.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Dialect } from "../core/dialect.ts";
+import { withoutCredentials, type Logger } from "../core/log.ts";
+import type { BackgroundService } from "../core/service.ts";
+import type { Wake } from "../core/wake.ts";
+import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import type { MessageRecord } from "../model/message.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import { isStorageUnavailable } from "../store/errors.ts";
+import type { GroupCommit } from "../store/group-commit.ts";
+import type { DispatchGate } from "./gate.ts";
+import type { Attempt, InFlightAttempts } from "./in-flight.ts";
+import { decideAfterAttempt } from "./retry-policy.ts";
+
+/** How long delivery outcomes gather before they are recorded together. */
+const OUTCOME_BATCH_MS = 5;
+/** Wall-clock pause before trying the database again after a storage error. */
+const STORAGE_RETRY_MS = 500;
+
+/** In-memory consequences of recording outcomes, kept apart so a rolled-back batch can undo them. */
+interface BatchEffects {
+  closed: Attempt[];
+  finished: MessageRecord[];
+}
+
+export interface OutcomeRecorderDeps {
+  config: Pick<ServerConfig, "retryDelayScale">;
+  clock: Clock;
+  dialect: Dialect;
+  log: Logger;
+  commit: GroupCommit;
+  inFlight: InFlightAttempts;
+  lifecycle: MessageLifecycle;
+  gate: DispatchGate;
+  wake: Wake;
+}
+
+/**
+ * Records what delivery attempts came back with: delivered, retried later, or failed into the DLQ
+ * (the retry policy decides). Outcomes gather for a few ms and are recorded in one savepoint of
+ * the group commit; a bug while recording one of them does not hold back the rest.
+ */
+export class OutcomeRecorder implements BackgroundService {
+  readonly name = "outcome recorder";
+  private outcomes: DeliveryOutcome[] = [];
+  private scheduled = false;
+  private stopped = false;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly deps: OutcomeRecorderDeps) {}
+
+  /** Outcomes received and not yet recorded (or waiting for storage to answer again). */
+  get pending(): number {
+    return this.outcomes.length;
+  }
+
+  /** Receives one attempt's outcome (from a worker, or made up for an attempt that could not start). */
+  readonly add = (outcome: DeliveryOutcome): void => {
+    this.outcomes.push(outcome);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // Outcomes gather for a few ms: at a steady trickle each would otherwise cost a commit of its
+    // own, while nobody waits for them (the receiver already has the message).
+    setTimeout(() => void this.flush(), OUTCOME_BATCH_MS);
+  };
+
+  start(): void {}
+
+  /** Records what is left; the attempts the workers gave up at the deadline stay ACTIVE for the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.flush();
+  }
+
+  /** Resolves once the outcomes received so far are committed (or their write failed). */
+  private flush(): Promise<void> {
+    this.scheduled = false;
+    const batch = this.outcomes;
+    this.outcomes = [];
+    if (batch.length === 0) {
+      this.deps.wake();
+      return Promise.resolve();
+    }
+    const effects: BatchEffects = { closed: [], finished: [] };
+    // Recorded in the group commit of this tick. Until it commits, the attempts are still in
+    // flight for the dispatcher's idle check.
+    return this.deps.commit.run(() => this.recordBatch(batch, effects)).then(
+      () => this.deps.wake(),
+      (error) => {
+        // Nothing of the batch was stored (lock held past the busy timeout, disk full): the
+        // attempts stay in flight and are recorded once storage answers again. After a stop they
+        // stay ACTIVE in the database and are delivered again at the next start.
+        for (const attempt of effects.closed) this.deps.inFlight.restore(attempt);
+        this.outcomes = batch.concat(this.outcomes);
+        if (this.stopped) return;
+        this.scheduled = true;
+        this.deps.log.error(`recording delivery outcomes failed; trying again in ${STORAGE_RETRY_MS} ms`, {
+          error: String((error as Error)?.message ?? error),
+        });
+        this.retryTimer = setTimeout(() => void this.flush(), STORAGE_RETRY_MS);
+      },
+    );
+  }
+
+  /**
+   * Records a batch under one savepoint. A storage error fails the whole write (retried later).
+   * Any other error is a bug in recording one outcome: the batch is rolled back, its in-memory
+   * effects undone, and its outcomes recorded one savepoint each, so the others still land and the
+   * faulty one stays ACTIVE, to be delivered again at the next start. (A savepoint per outcome
+   * on every batch cost a fifth of the delivery throughput.)
+   */
+  private recordBatch(batch: DeliveryOutcome[], effects: BatchEffects): void {
+    const { commit, inFlight, log } = this.deps;
+    const tried: BatchEffects = { closed: [], finished: [] };
+    try {
+      commit.nested(() => {
+        for (const outcome of batch) this.record(outcome, tried);
+      });
+    } catch (error) {
+      for (const attempt of tried.closed) inFlight.restore(attempt);
+      if (isStorageUnavailable(error)) throw error;
+      for (const outcome of batch) {
+        const one: BatchEffects = { closed: [], finished: [] };
+        try {
+          commit.nested(() => this.record(outcome, one));
+          effects.closed.push(...one.closed);
+          this.release(one.finished);
+        } catch (failure) {
+          if (isStorageUnavailable(failure)) {
+            for (const attempt of one.closed) inFlight.restore(attempt);
+            throw failure;
+          }
+          // Its attempt is closed all the same: the message stays ACTIVE until the next start.
+          log.error("recording a delivery outcome failed", {
+            messageId: outcome.messageId,
+            error: String((failure as Error)?.stack ?? failure),
+          });
+        }
+      }
+      return;
+    }
+    effects.closed.push(...tried.closed);
+    this.release(tried.finished);
+  }
+
+  /** Flow control learns of finished attempts only once their outcomes are recorded. */
+  private release(messages: MessageRecord[]): void {
+    const now = this.deps.clock.now();
+    for (const m of messages) this.deps.gate.released(m, now);
+  }
+
+  private record(outcome: DeliveryOutcome, effects: BatchEffects): void {
+    const { clock, log, lifecycle, dialect, config } = this.deps;
+    const attempt = this.deps.inFlight.close(outcome.ticket);
+    if (!attempt) return;
+    effects.closed.push(attempt);
+    const m = attempt.message;
+    const now = clock.now();
+    log.info("delivery", {
+      messageId: m.id,
+      url: withoutCredentials(m.url),
+      status: outcome.status ?? outcome.error,
+      attempt: m.retried + 1,
+      ms: Math.round(outcome.durationMs),
+    });
+    const decision = decideAfterAttempt(outcome, {
+      retried: m.retried,
+      maxRetries: m.maxRetries,
+      retryDelayExpr: m.retryDelayExpr,
+      nonRetryableHeader: `${dialect.prefix}-NonRetryable-Error`,
+      delayScale: config.retryDelayScale,
+      nowMs: now,
+    });
+    if (decision.kind === "delivered") lifecycle.delivered(m, outcome, now);
+    else if (decision.kind === "retry") lifecycle.retrying(m, outcome, decision.at, decision.error, now);
+    else lifecycle.failed(m, outcome, decision.error, now);
+    effects.finished.push(m);
+  }
+}

@@ -1,0 +1,29 @@
+import { DlqIdSequence } from "../core/ids.ts";
+import type { MessageRecord } from "../model/message.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { DlqStore } from "./store.ts";
+
+/** Takes in the messages whose last attempt failed: each becomes a DLQ entry with a fresh id. */
+export class DeadLetters {
+  private readonly ids = new DlqIdSequence();
+
+  constructor(private readonly store: DlqStore) {}
+
+  /** Runs inside the write that fails the message; returns the entry's DLQ id. */
+  put(entry: { message: MessageRecord; outcome: DeliveryOutcome; error: string; failedAt: number }): string {
+    const { message, outcome, error, failedAt } = entry;
+    // A restarted manual clock can replay the same milliseconds: ids already taken are skipped.
+    let dlqId = this.ids.next(failedAt);
+    while (this.store.exists(dlqId)) dlqId = this.ids.next(failedAt);
+    this.store.insert({
+      dlqId,
+      failedAt,
+      message,
+      responseStatus: outcome.status,
+      responseHeaders: outcome.headers,
+      responseBody: outcome.body,
+      error,
+    });
+    return dlqId;
+  }
+}
