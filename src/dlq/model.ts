@@ -10,19 +10,3 @@ export interface DlqEntry {
   responseBody?: Uint8Array;
   error?: string;
 }
-
-export interface DlqFilter {
-  /** Any of these entries (the SDK's `listMessages({ dlqIds })` and bulk actions). */
-  dlqIds?: string[];
-  messageId?: string;
-  url?: string;
-  topicName?: string;
-  scheduleId?: string;
-  queueName?: string;
-  label?: string;
-  flowControlKey?: string;
-  callerIp?: string;
-  responseStatus?: number;
-  fromDate?: number;
-  toDate?: number;
-}

@@ -2,8 +2,10 @@ import type { Database } from "bun:sqlite";
 import { joinLabels } from "../model/labels.ts";
 import { fromRow, toRow } from "../model/message-row.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { Filter } from "../filters/filter.ts";
+import { applyFilter } from "../filters/sql.ts";
 import { Where } from "../store/where.ts";
-import type { DlqEntry, DlqFilter } from "./model.ts";
+import type { DlqEntry } from "./model.ts";
 
 interface DlqRow {
   seq: number;
@@ -91,22 +93,26 @@ export class DlqStore {
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  list(accountId: string, f: DlqFilter, beforeSeq: number | null, limit: number): DlqEntry[] {
-    const { sql, params } = new Where("account_id", accountId)
-      .in("dlq_id", f.dlqIds)
-      .add("message_id", "=", f.messageId)
-      .add("url", "=", f.url)
-      .add("topic_name", "=", f.topicName)
-      .add("schedule_id", "=", f.scheduleId)
-      .add("queue_name", "=", f.queueName)
-      .anyLabel("label", f.label === undefined ? undefined : [f.label])
-      .add("flow_key", "=", f.flowControlKey)
-      .add("caller_ip", "=", f.callerIp)
-      .add("response_status", "=", f.responseStatus)
-      .add("failed_at", ">=", f.fromDate)
-      .add("failed_at", "<=", f.toDate)
-      .add("seq", "<", beforeSeq ?? undefined)
-      .select("dlq", "seq DESC", limit);
+  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): DlqEntry[] {
+    return this.select(this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined), "seq DESC", limit);
+  }
+
+  /** Oldest first, after `afterSeq`: the order bulk operations act in. */
+  oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
+    return this.select(this.where(accountId, f).add("seq", ">", afterSeq ?? undefined), "seq", limit);
+  }
+
+  private where(accountId: string, f: Filter): Where {
+    return applyFilter(new Where("account_id", accountId), f, {
+      messageId: "message_id",
+      time: "failed_at",
+      dlqId: "dlq_id",
+      responseStatus: "COALESCE(response_status, 0)",
+    });
+  }
+
+  private select(where: Where, order: string, limit: number): DlqEntry[] {
+    const { sql, params } = where.select("dlq", order, limit);
     return this.db.query<DlqRow, Record<string, string | number>>(sql).all(params).map(toEntry);
   }
 

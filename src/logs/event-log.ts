@@ -17,6 +17,7 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
     labels: m.labels,
     retryDelayExpr: m.retryDelayExpr,
     flowControlKey: m.flow?.key,
+    callerIp: m.callerIp,
     ...extra,
   };
 }

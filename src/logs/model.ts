@@ -22,6 +22,7 @@ export interface EventRecord {
   scheduleId?: string;
   labels?: string[];
   flowControlKey?: string;
+  callerIp?: string;
   /** The message's `Svc-Retry-Delay` expression, on every entry of a message that has one. */
   retryDelayExpr?: string;
   error?: string;
@@ -32,19 +33,4 @@ export interface EventRecord {
   body?: Uint8Array;
   responseStatus?: number;
   responseBody?: Uint8Array;
-}
-
-export interface EventFilter {
-  messageId?: string;
-  /** Any of these messages (the SDK's `logs({ messageIds })`). */
-  messageIds?: string[];
-  states?: EventState[];
-  url?: string;
-  topicName?: string;
-  scheduleId?: string;
-  queueName?: string;
-  label?: string;
-  flowControlKey?: string;
-  fromDate?: number;
-  toDate?: number;
 }

@@ -2,11 +2,12 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { commonFilters, optionalInt, optionalString, parseCursor, queryList } from "../http/query.ts";
+import { LOG_FILTERS, parseFilter } from "../filters/filter.ts";
+import { optionalInt, parseCursor } from "../http/query.ts";
 import { labelFields } from "../model/labels.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { toBase64 } from "../util/base64.ts";
-import { EVENT_STATES, type EventFilter, type EventRecord, type EventState } from "./model.ts";
+import { EVENT_STATES, type EventRecord, type EventState } from "./model.ts";
 import type { EventStore } from "./store.ts";
 
 const IN_PROGRESS: EventState[] = ["ACTIVE", "RETRY", "ERROR"];
@@ -37,23 +38,23 @@ function eventView(e: EventRecord) {
   });
 }
 
-function parseStates(value: unknown): EventState[] | undefined {
-  const text = optionalString(value, "state");
-  if (text === undefined) return undefined;
-  if (text === "IN_PROGRESS") return IN_PROGRESS;
-  if (!(EVENT_STATES as readonly string[]).includes(text))
-    throw badRequest(`invalid state "${text.slice(0, 40)}": one of ${EVENT_STATES.join(", ")} or IN_PROGRESS`);
-  return [text as EventState];
+/** `state` values as given; `IN_PROGRESS` stands for ACTIVE, RETRY and ERROR. */
+function parseStates(values: string[] | undefined): EventState[] | undefined {
+  if (values === undefined) return undefined;
+  return [...new Set(values.flatMap((text) => {
+    if (text === "IN_PROGRESS") return IN_PROGRESS;
+    if (!(EVENT_STATES as readonly string[]).includes(text))
+      throw badRequest(`invalid state "${text.slice(0, 40)}": one of ${EVENT_STATES.join(", ")} or IN_PROGRESS`);
+    return [text as EventState];
+  }))];
 }
 
 /** `GET /v2/events` and `GET /v2/logs`: the event log, newest first, with filters and a cursor. */
 export function logRoutes(ctx: AppContext, events: EventStore) {
   const list = (accountId: string, query: Record<string, string | undefined>, request: Request) => {
-    const filter: EventFilter = {
-      ...commonFilters((k) => query[k]),
-      messageIds: queryList(request, "messageIds"),
-      states: parseStates(query.state),
-    };
+    // A listing ignores keys it does not know (only bulk deletes refuse them).
+    const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: LOG_FILTERS, strict: false, control: [] });
+    filter.states = parseStates(filter.states);
     const count = optionalInt(query.count, "count", { min: 1, max: 1000 }) ?? 100;
     const rows = events.list(accountId, filter, parseCursor(query.cursor), count);
     const entries = rows.map(eventView);

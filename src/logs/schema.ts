@@ -23,4 +23,9 @@ export const logMigrations: Migration[] = [
     CREATE INDEX events_account ON events (account_id, seq);
     CREATE INDEX events_message ON events (message_id);`,
   },
+  {
+    // the callerIp filter of the logs (the publisher's address, as on the message and the DLQ entry)
+    id: "logs/002-caller-ip",
+    sql: "ALTER TABLE events ADD COLUMN caller_ip TEXT",
+  },
 ];

@@ -1,7 +1,9 @@
 import type { Database } from "bun:sqlite";
+import { applyFilter } from "../filters/sql.ts";
+import type { Filter } from "../filters/filter.ts";
 import { Where } from "../store/where.ts";
 import { joinLabels, splitLabels } from "../model/labels.ts";
-import type { EventFilter, EventRecord, EventState } from "./model.ts";
+import type { EventRecord, EventState } from "./model.ts";
 
 interface EventRow {
   seq: number;
@@ -15,6 +17,7 @@ interface EventRow {
   schedule_id: string | null;
   label: string | null;
   flow_key: string | null;
+  caller_ip: string | null;
   data: string;
   body: Uint8Array | null;
   response_body: Uint8Array | null;
@@ -30,8 +33,8 @@ export class EventStore {
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(
-      `INSERT INTO events (account_id, time, message_id, state, url, topic_name, queue_name, schedule_id, label, flow_key, data, body, response_body)
-       VALUES ($account_id, $time, $message_id, $state, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $data, $body, $response_body)`,
+      `INSERT INTO events (account_id, time, message_id, state, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, data, body, response_body)
+       VALUES ($account_id, $time, $message_id, $state, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $data, $body, $response_body)`,
     );
   }
 
@@ -57,6 +60,7 @@ export class EventStore {
       schedule_id: e.scheduleId ?? null,
       label: joinLabels(e.labels),
       flow_key: e.flowControlKey ?? null,
+      caller_ip: e.callerIp ?? null,
       data: JSON.stringify(data),
       body: e.body ?? null,
       response_body: e.responseBody ? e.responseBody.subarray(0, MAX_LOGGED_RESPONSE) : null,
@@ -64,19 +68,8 @@ export class EventStore {
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  list(accountId: string, f: EventFilter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
-    const { sql, params } = new Where("account_id", accountId)
-      .add("message_id", "=", f.messageId)
-      .in("message_id", f.messageIds)
-      .add("url", "=", f.url)
-      .add("topic_name", "=", f.topicName)
-      .add("schedule_id", "=", f.scheduleId)
-      .add("queue_name", "=", f.queueName)
-      .anyLabel("label", f.label === undefined ? undefined : [f.label])
-      .add("flow_key", "=", f.flowControlKey)
-      .add("time", ">=", f.fromDate)
-      .add("time", "<=", f.toDate)
-      .in("state", f.states)
+  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
+    const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "message_id", time: "time", state: "state" })
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);
     return this.db
@@ -94,6 +87,7 @@ export class EventStore {
         scheduleId: r.schedule_id ?? undefined,
         labels: splitLabels(r.label),
         flowControlKey: r.flow_key ?? undefined,
+        callerIp: r.caller_ip ?? undefined,
         body: r.body ?? undefined,
         responseBody: r.response_body ?? undefined,
         ...(JSON.parse(r.data) as EventData),

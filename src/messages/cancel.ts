@@ -1,8 +1,7 @@
 import type { AppContext } from "../context/app-context.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
-import type { MessageFilter, MessageStore } from "./store.ts";
-
-const MAX_BULK = 10_000;
+import { takePage, type BulkSelection } from "../filters/bulk.ts";
+import type { MessageStore } from "./store.ts";
 
 /** Cancelling: the message leaves the store at once; an attempt already in flight is disowned. */
 export class CancelService {
@@ -23,21 +22,22 @@ export class CancelService {
     });
   }
 
-  async cancelMany(accountId: string, ids: string[] | undefined, filter: MessageFilter, count?: number): Promise<number> {
+  /**
+   * Cancels the oldest `count` live messages matching the selection, after its cursor; answers
+   * how many were cancelled, and a cursor while more match.
+   */
+  async cancelMany(accountId: string, { filter, count, after }: BulkSelection): Promise<{ cancelled: number; cursor?: string }> {
     return this.ctx.commit.run(() => {
       const now = this.ctx.clock.now();
-      const limit = Math.min(count ?? MAX_BULK, MAX_BULK);
-      const targets = ids
-        ? ids.slice(0, limit).flatMap((id) => this.store.get(accountId, id) ?? [])
-        : this.store.find(accountId, filter, limit);
+      const { page, cursor } = takePage(this.store.find(accountId, filter, after, count + 1), count, (m) => m.seq);
       let cancelled = 0;
-      for (const m of targets) {
+      for (const m of page) {
         if (this.lifecycle.cancel(m, now)) {
           this.forget(m.id);
           cancelled++;
         }
       }
-      return cancelled;
+      return { cancelled, cursor };
     });
   }
 }

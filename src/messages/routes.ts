@@ -3,12 +3,17 @@ import type { AppContext } from "../context/app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
-import { commonFilters, optionalInt, optionalJsonObject, optionalStringArray, queryList } from "../http/query.ts";
+import { readBulkSelection } from "../filters/bulk.ts";
+import { CANCEL_FILTERS } from "../filters/filter.ts";
+import { optionalJsonObject } from "../http/query.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
 import type { MessageStore } from "./store.ts";
-import { messageView } from "./views.ts";
+import { compact, messageView } from "./views.ts";
+
+/** Most messages one bulk cancel acts on; more matches answer a cursor to continue with. */
+const MAX_BULK_CANCEL = 10_000;
 
 /** Everything after `marker` in the raw request URL, before any normalisation. */
 export function rawAfter(request: Request, marker: string): string {
@@ -61,17 +66,16 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
     )
     .delete(
       "/v2/messages",
-      async ({ account, request, query }) => {
-        const body = await optionalJsonObject(request);
-        const pick = (key: string) => body[key] ?? query[key];
-        const cancelled = await cancels.cancelMany(
-          account.id,
-          optionalStringArray(body.messageIds ?? queryList(request, "messageIds"), "messageIds"),
-          commonFilters(pick),
-          optionalInt(pick("count"), "count", { min: 1 }),
-        );
-        return { cancelled };
+      async ({ account, request }) => {
+        const selection = readBulkSelection(new URL(request.url).searchParams, await optionalJsonObject(request), {
+          accepts: CANCEL_FILTERS,
+          tokenParam: ctx.dialect.tokenQueryParam,
+          defaultCount: MAX_BULK_CANCEL,
+          maxCount: MAX_BULK_CANCEL,
+          ids: "messageIds",
+        });
+        return compact(await cancels.cancelMany(account.id, selection));
       },
-      { parse: "none", detail: { summary: "Cancel messages in bulk by ids or filters" } },
+      { parse: "none", detail: { summary: "Cancel messages in bulk by ids or filters (oldest first, at most count)" } },
     );
 }

@@ -1,22 +1,12 @@
 import type { Database } from "bun:sqlite";
+import type { Filter } from "../filters/filter.ts";
+import { applyFilter } from "../filters/sql.ts";
 import { Where } from "../store/where.ts";
 import type { MessageRecord, MessageState } from "../model/message.ts";
 import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
 
 const COLUMNS =
   "id, account_id, kind, state, dispatch_at, not_before, created_at, retried, max_retries, url, method, headers, body, topic_name, queue_name, schedule_id, caller_ip, label, flow_key, extra";
-
-export interface MessageFilter {
-  topicName?: string;
-  queueName?: string;
-  url?: string;
-  label?: string;
-  flowControlKey?: string;
-  scheduleId?: string;
-  callerIp?: string;
-  fromDate?: number;
-  toDate?: number;
-}
 
 /** Statements over live (not yet finished) messages. */
 export class MessageStore {
@@ -90,19 +80,17 @@ export class MessageStore {
     return ids.map((r) => r.id);
   }
 
-  /** Live messages of an account matching every given filter (for bulk cancel). */
-  find(accountId: string, f: MessageFilter, limit: number): MessageRecord[] {
-    const { sql, params } = new Where("account_id", accountId)
-      .add("topic_name", "=", f.topicName)
-      .add("queue_name", "=", f.queueName)
-      .add("url", "=", f.url)
-      .add("label", "=", f.label)
-      .add("flow_key", "=", f.flowControlKey)
-      .add("schedule_id", "=", f.scheduleId)
-      .add("caller_ip", "=", f.callerIp)
-      .add("created_at", ">=", f.fromDate)
-      .add("created_at", "<=", f.toDate)
-      .select("messages", "created_at", limit);
-    return this.db.query<MessageRow, Record<string, string | number>>(sql).all(params).map(fromRow);
+  /**
+   * Live messages of an account matching `f`, oldest first (in the order they were stored), after
+   * the one at position `afterSeq`: bulk cancel acts in this order and continues with a cursor.
+   */
+  find(accountId: string, f: Filter, afterSeq: number | null, limit: number): Array<MessageRecord & { seq: number }> {
+    const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "id", time: "created_at" })
+      .add("rowid", ">", afterSeq ?? undefined)
+      .select("messages", "rowid", limit, "rowid AS seq, *");
+    return this.db
+      .query<MessageRow & { seq: number }, Record<string, string | number>>(sql)
+      .all(params)
+      .map((row) => Object.assign(fromRow(row), { seq: row.seq }));
   }
 }

@@ -68,7 +68,7 @@ export class QueueService {
   delete(account: Account, name: string, nowMs: number): void {
     if (!this.store.delete(account.id, name)) return;
     for (;;) {
-      const batch = this.messages.find(account.id, { queueName: name }, CANCEL_BATCH);
+      const batch = this.messages.find(account.id, { queueNames: [name] }, null, CANCEL_BATCH);
       if (batch.length === 0) break;
       for (const m of batch) {
         this.lifecycle.cancel(m, nowMs);

@@ -13,41 +13,36 @@ export class Where {
     this.add(column, "=", value);
   }
 
-  add(column: string, op: "=" | "<" | ">=" | "<=", value: Param | undefined): this {
+  add(column: string, op: "=" | "<" | ">" | ">=" | "<=", value: Param | undefined): this {
     if (value === undefined) return this;
-    const key = `p${this.n++}`;
-    this.clauses.push(`${column} ${op} $${key}`);
-    this.params[key] = value;
+    this.clauses.push(`${column} ${op} ${this.bind(value)}`);
     return this;
   }
 
   in(column: string, values: readonly Param[] | undefined): this {
     if (!values?.length) return this;
-    const keys = values.map((value) => {
-      const key = `p${this.n++}`;
-      this.params[key] = value;
-      return `$${key}`;
-    });
+    const keys = values.map((value) => this.bind(value));
     this.clauses.push(`${column} IN (${keys.join(", ")})`);
     return this;
   }
 
-  /** A comma-joined labels column (`a,b`) holding any of `labels`. */
-  anyLabel(column: string, labels: readonly string[] | undefined): this {
-    if (!labels?.length) return this;
-    const tests = labels.map((label) => {
-      const key = `p${this.n++}`;
-      this.params[key] = `,${label},`;
-      return `instr(',' || ${column} || ',', $${key}) > 0`;
-    });
-    this.clauses.push(`(${tests.join(" OR ")})`);
+  /** Binds `value` and returns its placeholder, for a clause the caller builds (see `raw`). */
+  bind(value: Param): string {
+    const key = `p${this.n++}`;
+    this.params[key] = value;
+    return `$${key}`;
+  }
+
+  /** A condition built by the caller, with placeholders from `bind`. */
+  raw(clause: string): this {
+    this.clauses.push(clause);
     return this;
   }
 
-  /** `SELECT * FROM table WHERE ... ORDER BY order LIMIT limit`. */
-  select(table: string, order: string, limit: number): { sql: string; params: Record<string, Param> } {
+  /** `SELECT columns FROM table WHERE ... ORDER BY order LIMIT limit`. */
+  select(table: string, order: string, limit: number, columns = "*"): { sql: string; params: Record<string, Param> } {
     const key = `p${this.n++}`;
     this.params[key] = limit;
-    return { sql: `SELECT * FROM ${table} WHERE ${this.clauses.join(" AND ")} ORDER BY ${order} LIMIT $${key}`, params: this.params };
+    return { sql: `SELECT ${columns} FROM ${table} WHERE ${this.clauses.join(" AND ")} ORDER BY ${order} LIMIT $${key}`, params: this.params };
   }
 }

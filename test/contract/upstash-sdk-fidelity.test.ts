@@ -91,6 +91,117 @@ describe("several labels", () => {
   });
 });
 
+describe("multi-valued filters, host and path", () => {
+  /** Five pending messages: two to /p on host a, one to /q on host a, two on host b; various labels and keys. */
+  async function fivePending() {
+    const other = rx.url.replace("127.0.0.1", "localhost");
+    const specs = [
+      { url: `${rx.url}/p`, label: ["red"], flowControl: { key: "k1", parallelism: 1 } },
+      { url: `${rx.url}/p?x=1`, label: ["green", "red"], flowControl: { key: "k2", parallelism: 1 } },
+      { url: `${rx.url}/q`, label: ["blue"], flowControl: { key: "k1", parallelism: 1 } },
+      { url: `${other}/p/deeper`, label: ["green"] },
+      { url: `${other}/r`, label: ["yellow"] },
+    ];
+    const ids: string[] = [];
+    for (const spec of specs) ids.push((await client.publish({ ...spec, body: "x", delay: 3600 })).messageId);
+    return { ids, other };
+  }
+  const sorted = (list: string[]) => [...list].sort();
+  const createdIn = async (filter: Record<string, unknown>) =>
+    sorted((await client.logs({ filter: { ...filter, state: "CREATED" } as never })).logs.map((l) => l.messageId));
+
+  test("logs: OR within a filter over labels, URLs, hosts, paths and flow-control keys; AND across them", async () => {
+    const { ids, other } = await fivePending();
+    expect(await createdIn({ label: ["red", "yellow"] })).toEqual(sorted([ids[0]!, ids[1]!, ids[4]!]));
+    expect(await createdIn({ url: [`${rx.url}/q`, `${other}/r`] })).toEqual(sorted([ids[2]!, ids[4]!]));
+    expect(await createdIn({ host: new URL(other).hostname })).toEqual(sorted([ids[3]!, ids[4]!]));
+    expect(await createdIn({ path: ["/p", "/r"] })).toEqual(sorted([ids[0]!, ids[1]!, ids[4]!]));
+    expect(await createdIn({ flowControlKey: ["k1", "k2"] })).toEqual(sorted([ids[0]!, ids[1]!, ids[2]!]));
+    expect(await createdIn({ label: "green", path: "/p" })).toEqual([ids[1]!]);
+    expect(await createdIn({ host: "127.0.0.1", flowControlKey: "k1", label: ["blue", "red"] })).toEqual(sorted([ids[0]!, ids[2]!]));
+    const publisher = ((await client.messages.get(ids[0]!)) as { callerIP?: string }).callerIP!;
+    expect(await createdIn({ callerIp: [publisher, "10.9.9.9"] })).toEqual(sorted(ids));
+    expect(await createdIn({ callerIp: "10.9.9.9" })).toEqual([]);
+  });
+
+  test("bulk cancel by path cancels exactly the matching messages; by several labels and hosts too", async () => {
+    const { ids, other } = await fivePending();
+    expect(await client.messages.cancel({ filter: { path: "/p" } })).toEqual({ cancelled: 2 });
+    const alive = async () => sorted(await Promise.all(ids.map((id) => client.messages.get(id).then((m) => m.messageId, () => "")))).filter(Boolean);
+    expect(await alive()).toEqual(sorted([ids[2]!, ids[3]!, ids[4]!]));
+    expect(await client.messages.cancel({ filter: { label: ["blue", "yellow"], host: [new URL(other).host, "127.0.0.1"] } })).toEqual({ cancelled: 2 });
+    expect(await alive()).toEqual([ids[3]!]);
+  });
+
+  test("DLQ: list, retry and delete with OR filters; a typo in a bulk-delete filter is refused and deletes nothing", async () => {
+    for (const [path, label] of [["/fail/a", "red"], ["/fail/b", "green"], ["/fail/c", "blue"]] as const)
+      await client.publish({ url: `${rx.url}${path}`, body: "x", retries: 0, label });
+    await flush(s.api);
+    const listed = async (filter: Record<string, unknown>) => sorted((await client.dlq.listMessages({ filter: filter as never })).messages.map((m) => m.url));
+    expect(await listed({ label: ["red", "blue"] })).toEqual([`${rx.url}/fail/a`, `${rx.url}/fail/c`]);
+    expect(await listed({ url: [`${rx.url}/fail/b`, `${rx.url}/fail/c`], responseStatus: [500, 502] })).toEqual([`${rx.url}/fail/b`, `${rx.url}/fail/c`]);
+    expect(await listed({ path: "/fail/b" })).toEqual([`${rx.url}/fail/b`]);
+
+    const typo = await refusal(client.dlq.delete({ filter: { lable: "red" } as never }));
+    expect(typo!.status).toBe(400);
+    expect(JSON.parse(typo!.message).error).toContain('"lable"');
+    expect((await client.dlq.listMessages()).messages).toHaveLength(3);
+
+    const retried = await client.dlq.retry({ filter: { label: ["red", "green"] } });
+    expect(retried.responses).toHaveLength(2);
+    expect(retried.cursor).toBeUndefined();
+    // host and path filter the DLQ too (the client's types leave them out for the DLQ).
+    expect(await client.dlq.delete({ filter: { host: "127.0.0.1", path: ["/fail/c"] } as never })).toEqual({ deleted: 1 });
+  });
+});
+
+describe("count bounds every bulk operation", () => {
+  test("DLQ retry and delete with count 1 act on one entry, oldest first, and answer a cursor while more match", async () => {
+    for (const n of [1, 2, 3]) {
+      await client.publish({ url: `${rx.url}/fail/${n}`, body: String(n), retries: 0 });
+      await flush(s.api); // one by one: their DLQ order is their publish order
+    }
+    const urls = async () => (await client.dlq.listMessages()).messages.map((m) => m.url).sort();
+
+    const first = await client.dlq.retry({ all: true, count: 1 });
+    expect(first.responses).toHaveLength(1);
+    expect(first.cursor).toBeTruthy();
+    expect(await urls()).toEqual([`${rx.url}/fail/2`, `${rx.url}/fail/3`]);
+    const second = await client.dlq.retry({ all: true, count: 1, cursor: first.cursor });
+    expect(second.responses).toHaveLength(1);
+    const last = await client.dlq.retry({ all: true, count: 1, cursor: second.cursor });
+    expect(last.responses).toHaveLength(1);
+    expect(last.cursor).toBeUndefined(); // svcd answered cursor "" (done): the client reads it as undefined
+    await flush(s.api); // the three retried messages fail again, in the order they were retried
+    expect(await urls()).toEqual([1, 2, 3].map((n) => `${rx.url}/fail/${n}`));
+
+    const deleted = await client.dlq.delete({ all: true, count: 1 });
+    expect(deleted.deleted).toBe(1);
+    expect(deleted.cursor).toBeTruthy();
+    expect(await urls()).toEqual([`${rx.url}/fail/2`, `${rx.url}/fail/3`]);
+    // The loop the client's documentation shows ends when no cursor comes back.
+    let cursor: string | undefined = deleted.cursor;
+    let calls = 0;
+    do {
+      ({ cursor } = await client.dlq.delete({ all: true, count: 1, cursor }));
+      calls++;
+    } while (cursor);
+    expect(calls).toBe(2);
+    expect(await urls()).toEqual([]);
+  });
+
+  test("bulk cancel acts on at most count messages, oldest first, with a cursor while more match", async () => {
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) ids.push((await client.publish({ url: `${rx.url}/later/${n}`, body: "x", delay: 3600, label: "batch" })).messageId);
+    const first = (await s.api("/v2/messages?label=batch&count=2", { method: "DELETE" }).then((r) => r.json())) as { cancelled: number; cursor?: string };
+    expect(first.cancelled).toBe(2);
+    expect(first.cursor).toBeTruthy();
+    expect((await client.messages.get(ids[2]!)).messageId).toBe(ids[2]!);
+    const rest = (await s.api(`/v2/messages?label=batch&count=2&cursor=${first.cursor}`, { method: "DELETE" }).then((r) => r.json())) as { cancelled: number; cursor?: string };
+    expect(rest).toEqual({ cancelled: 1 });
+  });
+});
+
 describe("plan limits are 412, malformed values 400", () => {
   test("retries, delay and timeout above the plan answer 412 naming the limit; nothing is stored", async () => {
     for (const [request, header] of [

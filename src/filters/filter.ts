@@ -1,0 +1,151 @@
+import { badRequest } from "../core/errors.ts";
+
+/**
+ * The filters of logs, the DLQ and bulk cancel (fidelity.md §4, §8). Every list is "any of these"
+ * (OR within one filter); the filters given together must all match (AND across filters).
+ */
+export interface Filter {
+  messageIds?: string[];
+  dlqIds?: string[];
+  urls?: string[];
+  /** The destination URL's host, lower case (`a.example`, or `a.example:8080` with its port). */
+  hosts?: string[];
+  /** The destination URL's path (`/` when the URL has none). */
+  paths?: string[];
+  topicNames?: string[];
+  scheduleIds?: string[];
+  queueNames?: string[];
+  labels?: string[];
+  flowControlKeys?: string[];
+  callerIps?: string[];
+  states?: string[];
+  responseStatuses?: number[];
+  fromDate?: number;
+  toDate?: number;
+}
+
+type ListField = Exclude<keyof Filter, "fromDate" | "toDate" | "responseStatuses">;
+
+/** How a wire key is read: several texts, several integers, or one date (Unix ms). */
+type Kind =
+  | { field: ListField; split: (value: string) => string[] }
+  | { field: "responseStatuses"; int: true }
+  | { field: "fromDate" | "toDate"; date: true };
+
+const commas = (value: string) => value.split(",");
+/** A comma inside a URL or a path is part of it; only one before the next URL or path separates. */
+const beforeUrls = (value: string) => value.split(/,(?=https?:\/\/)/i);
+const beforePaths = (value: string) => value.split(/,(?=\/)/);
+
+const KINDS = {
+  messageId: { field: "messageIds", split: commas },
+  messageIds: { field: "messageIds", split: commas },
+  dlqIds: { field: "dlqIds", split: commas },
+  url: { field: "urls", split: beforeUrls },
+  host: { field: "hosts", split: commas },
+  path: { field: "paths", split: beforePaths },
+  topicName: { field: "topicNames", split: commas },
+  scheduleId: { field: "scheduleIds", split: commas },
+  queueName: { field: "queueNames", split: commas },
+  label: { field: "labels", split: commas },
+  flowControlKey: { field: "flowControlKeys", split: commas },
+  callerIp: { field: "callerIps", split: commas },
+  state: { field: "states", split: commas },
+  responseStatus: { field: "responseStatuses", int: true },
+  fromDate: { field: "fromDate", date: true },
+  toDate: { field: "toDate", date: true },
+} satisfies Record<string, Kind>;
+
+export type FilterKey = keyof typeof KINDS;
+
+/** The filters each endpoint understands. */
+const SHARED: FilterKey[] = ["url", "host", "path", "topicName", "scheduleId", "queueName", "label", "flowControlKey", "callerIp", "fromDate", "toDate"];
+export const LOG_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds", "state"];
+export const DLQ_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "dlqIds", "responseStatus"];
+export const CANCEL_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds"];
+
+const MAX_VALUES = 1000;
+const MAX_VALUE_LENGTH = 2048;
+
+export interface FilterRequest {
+  query: URLSearchParams;
+  /** The JSON body of a bulk operation (filters may come from either). */
+  body?: Record<string, unknown>;
+}
+
+export interface FilterOptions {
+  accepts: readonly FilterKey[];
+  /**
+   * Destructive bulk operations: an unknown key or a filter without a value is refused (400)
+   * rather than ignored, so a typo never widens a bulk delete to everything.
+   */
+  strict: boolean;
+  /** Keys that are not filters but belong to the request (`count`, `cursor`, the token). */
+  control: readonly string[];
+}
+
+/** Reads the filters from the query (repeated keys or commas) and the JSON body (strings, numbers or arrays). */
+export function parseFilter(request: FilterRequest, options: FilterOptions): Filter {
+  const accepted = new Set<string>(options.accepts);
+  const control = new Set(options.control);
+  const raw = new Map<FilterKey, string[]>();
+  const collect = (key: string, values: string[]) => {
+    if (!accepted.has(key)) {
+      if (options.strict && !control.has(key))
+        throw badRequest(`unknown filter "${key.slice(0, 60)}": this operation accepts ${options.accepts.join(", ")}`);
+      return;
+    }
+    const list = raw.get(key as FilterKey) ?? [];
+    raw.set(key as FilterKey, list.concat(values));
+  };
+  for (const key of new Set(request.query.keys())) collect(key, request.query.getAll(key));
+  for (const [key, value] of Object.entries(request.body ?? {})) collect(key, bodyValues(key, value, accepted.has(key)));
+
+  const filter: Filter = {};
+  for (const [key, texts] of raw) {
+    const kind: Kind = KINDS[key];
+    const values = texts.flatMap((t) => ("split" in kind ? kind.split(t) : commas(t))).map((v) => v.trim()).filter(Boolean);
+    if (values.length === 0) {
+      if (options.strict) throw badRequest(`filter "${key}" has no value`);
+      continue;
+    }
+    if (values.length > MAX_VALUES) throw badRequest(`invalid filter ${key}: at most ${MAX_VALUES} values`);
+    const long = values.find((v) => v.length > MAX_VALUE_LENGTH);
+    if (long) throw badRequest(`invalid filter ${key}: a value is longer than ${MAX_VALUE_LENGTH} characters`);
+    if ("date" in kind) {
+      if (values.length > 1) throw badRequest(`invalid filter ${key}: give one time (Unix milliseconds)`);
+      filter[kind.field] = integer(key, values[0]!, Number.MAX_SAFE_INTEGER);
+    } else if ("int" in kind) {
+      filter[kind.field] = [...new Set(values.map((v) => integer(key, v, 999)))];
+    } else {
+      // Two keys may fill one list (`messageId` and `messageIds`).
+      const more = key === "host" ? values.map((v) => v.toLowerCase()) : values;
+      filter[kind.field] = [...new Set([...(filter[kind.field] ?? []), ...more])];
+    }
+  }
+  return filter;
+}
+
+/** True when the filter restricts nothing (every entry matches). */
+export function isEmptyFilter(filter: Filter): boolean {
+  return Object.keys(filter).length === 0;
+}
+
+/** A body value: a string or a list of strings; numbers too where the filter is a number. */
+function bodyValues(key: string, value: unknown, known: boolean): string[] {
+  // Unknown keys are judged by their name alone (refused or ignored), not by their value.
+  if (!known) return [];
+  const kind: Kind = KINDS[key as FilterKey];
+  const numeric = !("split" in kind);
+  const list = Array.isArray(value) ? value : [value];
+  if (!list.every((v) => typeof v === "string" || (numeric && typeof v === "number")))
+    throw badRequest(`invalid filter ${key}: must be ${numeric ? "a number" : "a string"} or an array of them`);
+  return list.map(String);
+}
+
+function integer(key: string, text: string, max: number): number {
+  if (!/^\d{1,16}$/.test(text)) throw badRequest(`invalid filter ${key} "${text.slice(0, 40)}": must be a non-negative integer`);
+  const n = Number(text);
+  if (n > max) throw badRequest(`invalid filter ${key} ${n}: at most ${max}`);
+  return n;
+}
