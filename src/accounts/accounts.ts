@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { AccountConfig, ConfigFile } from "../config/config-file.ts";
 import type { DefaultAccountSeed } from "../config/config.ts";
 import { newSigningKey } from "../core/ids.ts";
-import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "./plans.ts";
+import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
 import type { AccountStore } from "./store.ts";
 
 export interface Account {

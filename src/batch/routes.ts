@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { callerIp } from "../messages/routes.ts";
+import { callerIp } from "../http/request.ts";
 import type { BatchService } from "./service.ts";
 
 /** `POST /v2/batch`: a JSON array of messages; 200 with an answer array aligned with it. */

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { LogFormat, LogLevel } from "../core/log.ts";
 import type { Dialect } from "../core/dialect.ts";
-import { PLAN_NAMES, type PlanName } from "../accounts/plans.ts";
+import { PLAN_NAMES, type PlanName } from "./plans.ts";
 
 export class ConfigError extends Error {
   constructor(

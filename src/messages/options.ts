@@ -1,6 +1,6 @@
 import { badRequest, quotaExceeded } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
-import type { PlanLimits } from "../accounts/plans.ts";
+import type { PlanLimits } from "../config/plans.ts";
 import type { FlowControl } from "../model/message.ts";
 import { DurationError, parseDuration, parseSecondsOrDuration } from "../util/duration.ts";
 import { RetryExpressionError, compileRetryExpression } from "../util/retry-expression.ts";

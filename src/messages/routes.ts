@@ -6,6 +6,7 @@ import { readBodyLimited } from "../http/body.ts";
 import { readBulkSelection } from "../filters/bulk.ts";
 import { CANCEL_FILTERS } from "../filters/filter.ts";
 import { optionalJsonObject } from "../http/query.ts";
+import { callerIp, rawAfter } from "../http/request.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
@@ -14,16 +15,6 @@ import { compact, messageView } from "./views.ts";
 
 /** Most messages one bulk cancel acts on; more matches answer a cursor to continue with. */
 const MAX_BULK_CANCEL = 10_000;
-
-/** Everything after `marker` in the raw request URL, before any normalisation. */
-export function rawAfter(request: Request, marker: string): string {
-  const at = request.url.indexOf(marker);
-  return at < 0 ? "" : request.url.slice(at + marker.length);
-}
-
-export function callerIp(server: { requestIP(r: Request): { address: string } | null } | null, request: Request) {
-  return server?.requestIP(request)?.address;
-}
 
 export function messageRoutes(ctx: AppContext, publisher: PublishService, store: MessageStore, cancels: CancelService) {
   return new Elysia()

@@ -5,7 +5,7 @@ import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { parseDestination } from "../messages/destination.ts";
 import type { PublishService } from "../messages/publish.ts";
-import { callerIp, rawAfter } from "../messages/routes.ts";
+import { callerIp, rawAfter } from "../http/request.ts";
 import type { QueueService } from "./service.ts";
 
 const QueueParams = t.Object({ name: t.String() });

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
-import { callerIp, rawAfter } from "../messages/routes.ts";
+import { callerIp, rawAfter } from "../http/request.ts";
 import type { ScheduleService } from "./service.ts";
 
 const ScheduleParams = t.Object({ scheduleId: t.String() });

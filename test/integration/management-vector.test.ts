@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_PLANS } from "../../src/accounts/plans.ts";
+import { DEFAULT_PLANS } from "../../src/config/plans.ts";
 import type { ConfigFile } from "../../src/config/config-file.ts";
 import { ManualClock } from "../../src/core/clock.ts";
 import { PERIOD_NAMES } from "../../src/metrics/time.ts";

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { Account } from "../../accounts/accounts.ts";
-import type { PlanName } from "../../accounts/plans.ts";
+import type { PlanName } from "../../config/plans.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import { addSeries, periodPoints } from "../../metrics/points.ts";
 import { periodGrid } from "../../metrics/time.ts";

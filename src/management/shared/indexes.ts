@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { Account } from "../../accounts/accounts.ts";
-import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../../accounts/plans.ts";
+import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../../config/plans.ts";
 import { newSecret } from "../../core/ids.ts";
 
 /** What search and vector indexes share: regions, plan types, names, ids, endpoints, tokens, limits. */
