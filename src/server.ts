@@ -184,7 +184,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const cancels = new CancelService(ctx, messageStore, lifecycle, forget);
   const queues = new QueueService(queueStore, queueLanes, messageStore, lifecycle, forget);
   const deadLetterQueue = new DlqService(ctx, dlqStore, lifecycle, wake.ring);
-  const flow = new FlowControlService(pool, flowStore, clock);
+  const flow = new FlowControlService((filter) => pool.flowStats(filter), flowStore, clock);
   const scheduler = new Scheduler(ctx, scheduleStore, publisher, wake.ring);
   const schedules = new ScheduleService(ctx, scheduleStore, publisher, queues, scheduler);
   const batch = new BatchService(ctx, publisher, queues, wake.ring);

@@ -3,7 +3,8 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import { withDeadline } from "../core/deadline.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
-import type { DeliveryJob, FlowLaneStats, FromWorker, ToWorker } from "./worker-protocol.ts";
+import type { FlowLaneStats } from "../flow-control/gate.ts";
+import type { DeliveryJob, FromWorker, ToWorker } from "./worker-protocol.ts";
 
 interface Slot {
   id: number;

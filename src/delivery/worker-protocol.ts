@@ -1,5 +1,6 @@
 /** Messages between the dispatcher (main thread, owns SQLite) and the delivery workers. */
 import type { FlowControl } from "../model/message.ts";
+import type { FlowLaneStats } from "../flow-control/gate.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 
 export interface DeliveryJob {
@@ -40,19 +41,3 @@ export type FromWorker =
   | { type: "flow-stats"; id: number; stats: FlowLaneStats[] }
   /** Jobs given back unstarted: no attempt was made, so they have no outcome. */
   | { type: "released"; tickets: number[] };
-
-/** What a worker knows of one flow-control lane (`key` is the account-prefixed lane key). */
-export interface FlowLaneStats {
-  key: string;
-  /** Jobs that arrived and wait for the lane's parallelism or rate. */
-  waiting: number;
-  /** Deliveries in flight. */
-  active: number;
-  parallelism?: number;
-  rate?: number;
-  periodMs: number;
-  /** Deliveries started within the current sliding period. */
-  rateCount: number;
-  /** Start of the current sliding period: the oldest start still counted (now when none). */
-  periodStart: number;
-}

@@ -6,14 +6,35 @@
  * Jobs over a limit wait here in arrival order; none is ever failed for waiting.
  */
 import type { Clock } from "../core/clock.ts";
-import type { DeliveryJob, FlowLaneStats } from "../delivery/worker-protocol.ts";
 import type { FlowControl } from "../model/message.ts";
 import { Fifo } from "./fifo.ts";
 
-interface Lane {
+/** What the gate needs of a job: its ticket (to cancel it) and its lane's limits. */
+export interface GatedJob {
+  ticket: number;
+  flow?: FlowControl;
+}
+
+/** What a worker knows of one flow-control lane (`key` is the account-prefixed lane key). */
+export interface FlowLaneStats {
+  key: string;
+  /** Jobs that arrived and wait for the lane's parallelism or rate. */
+  waiting: number;
+  /** Deliveries in flight. */
+  active: number;
+  parallelism?: number;
+  rate?: number;
+  periodMs: number;
+  /** Deliveries started within the current sliding period. */
+  rateCount: number;
+  /** Start of the current sliding period: the oldest start still counted (now when none). */
+  periodStart: number;
+}
+
+interface Lane<J> {
   key: string;
   limits: FlowControl;
-  waiting: Fifo<DeliveryJob>;
+  waiting: Fifo<J>;
   active: number;
   /** Start times inside the sliding period, oldest first. */
   starts: Fifo<number>;
@@ -21,17 +42,17 @@ interface Lane {
   cancelTimer: (() => void) | null;
 }
 
-export class FlowGate {
-  private readonly lanes = new Map<string, Lane>();
+export class FlowGate<J extends GatedJob> {
+  private readonly lanes = new Map<string, Lane<J>>();
 
   constructor(
     /** The worker's clock: the server's manual time when the server runs on one. */
     private readonly clock: Pick<Clock, "now" | "at" | "kind">,
     /** Performs the delivery; resolves when the attempt is over, whatever its outcome. */
-    private readonly run: (job: DeliveryJob) => Promise<void>,
+    private readonly run: (job: J) => Promise<void>,
   ) {}
 
-  submit(job: DeliveryJob & { flow: FlowControl }): void {
+  submit(job: J & { flow: FlowControl }): void {
     let lane = this.lanes.get(job.flow.key);
     if (!lane) {
       lane = { key: job.flow.key, limits: job.flow, waiting: new Fifo(), active: 0, starts: new Fifo(), timerAt: Infinity, cancelTimer: null };
@@ -44,7 +65,7 @@ export class FlowGate {
   }
 
   /** Takes a cancelled job out of its lane if it has not started; returns it when it was waiting. */
-  cancel(ticket: number): DeliveryJob | undefined {
+  cancel(ticket: number): J | undefined {
     for (const lane of this.lanes.values()) {
       const job = lane.waiting.removeFirst((j) => j.ticket === ticket);
       if (job) {
@@ -56,8 +77,8 @@ export class FlowGate {
   }
 
   /** Empties every lane's wait list (shutdown): those jobs were never started. */
-  releaseWaiting(): DeliveryJob[] {
-    const released: DeliveryJob[] = [];
+  releaseWaiting(): J[] {
+    const released: J[] = [];
     for (const lane of this.lanes.values()) {
       for (let job = lane.waiting.shift(); job; job = lane.waiting.shift()) released.push(job);
     }
@@ -86,7 +107,7 @@ export class FlowGate {
   }
 
   /** Starts every waiting job the limits allow; arms a timer for the moment the rate frees a slot. */
-  private pump(lane: Lane): void {
+  private pump(lane: Lane<J>): void {
     const now = this.clock.now();
     const { parallelism, rate, periodMs } = lane.limits;
     while (lane.waiting.length > 0) {
@@ -125,12 +146,12 @@ export class FlowGate {
     return this.clock.kind === "manual" ? periodMs : periodMs + Math.min(50, Math.floor(periodMs / 20));
   }
 
-  private expire(lane: Lane, now: number): void {
+  private expire(lane: Lane<J>, now: number): void {
     const horizon = now - this.window(lane.limits.periodMs);
     while (lane.starts.length > 0 && lane.starts.peek()! <= horizon) lane.starts.shift();
   }
 
-  private armTimer(lane: Lane, atMs: number): void {
+  private armTimer(lane: Lane<J>, atMs: number): void {
     if (lane.cancelTimer && lane.timerAt <= atMs) return;
     lane.cancelTimer?.();
     lane.timerAt = atMs;

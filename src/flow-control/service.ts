@@ -1,8 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import { notFound } from "../core/errors.ts";
-import type { WorkerPool } from "../delivery/pool.ts";
-import type { FlowLaneStats } from "../delivery/worker-protocol.ts";
+import type { FlowLaneStats } from "./gate.ts";
 import { laneKey, lanePrefix } from "./lane-key.ts";
 import type { FlowStore } from "./store.ts";
 
@@ -26,22 +25,25 @@ export interface FlowControlView {
  * waiting jobs; the database knows the messages the dispatcher holds back and the keys of messages
  * that are not due yet (delayed, or waiting for a retry).
  */
+/** The live counters of one lane (`key`) or of every lane whose key starts with `prefix` (WorkerPool.flowStats). */
+export type LiveLanes = (filter: { key: string } | { prefix: string }) => Promise<FlowLaneStats[]>;
+
 export class FlowControlService {
   constructor(
-    private readonly pool: WorkerPool,
+    private readonly liveLanes: LiveLanes,
     private readonly store: FlowStore,
     private readonly clock: Clock,
   ) {}
 
   async list(account: Account): Promise<FlowControlView[]> {
     const prefix = lanePrefix(account.id);
-    const live = new Map((await this.pool.flowStats({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
+    const live = new Map((await this.liveLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
     const keys = new Set([...live.keys(), ...this.store.keys(account.id)]);
     return [...keys].sort().map((key) => this.view(account, key, live.get(key)));
   }
 
   async get(account: Account, key: string): Promise<FlowControlView> {
-    const [live] = await this.pool.flowStats({ key: laneKey(account.id, key) });
+    const [live] = await this.liveLanes({ key: laneKey(account.id, key) });
     if (!live && !this.store.latestLimits(account.id, key)) throw notFound(`flow-control key "${key}" not found`);
     return this.view(account, key, live);
   }
