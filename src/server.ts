@@ -22,6 +22,7 @@ import { Dispatcher } from "./delivery/dispatcher.ts";
 import { InFlightAttempts } from "./delivery/in-flight.ts";
 import { OutcomeRecorder } from "./delivery/outcome-recorder.ts";
 import { WorkerPool } from "./delivery/pool.ts";
+import { DeliveryProbe } from "./delivery/probe.ts";
 import { DeadLetters } from "./dlq/dead-letters.ts";
 import { dlqRoutes } from "./dlq/routes.ts";
 import { DlqService } from "./dlq/service.ts";
@@ -88,6 +89,8 @@ export interface MessagingEngine {
   dispatcher: Dispatcher;
   pool: WorkerPool;
   events: MessageEvents;
+  /** Idle and in-flight checks, as the control plane reads them. */
+  probe: DeliveryProbe;
 }
 
 export interface Server {
@@ -219,8 +222,9 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     { name: "schedules", reset: (id) => schedules.deleteAccount(id) },
     { name: "dedup", reset: (id) => dedupStore.deleteAccount(id) },
   ]);
+  const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messageStore, commit });
   // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
-  const clockControl = new ClockControl(clock, dispatcher, commit, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
+  const clockControl = new ClockControl(clock, probe, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
 
   // HTTP: the messaging API, the management API (on its own port when configured) and the
   // control plane, which both ports serve.
@@ -271,7 +275,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   let stopped = false;
   return {
     ctx,
-    messaging: { dispatcher, pool, events },
+    messaging: { dispatcher, pool, events, probe },
     async start() {
       await services.start();
       mainApp.listen({ port: config.port, hostname: config.host });

@@ -2,13 +2,16 @@ import { ManualClock, type Clock } from "../core/clock.ts";
 import { badRequest, HttpError } from "../core/errors.ts";
 import { nextTurn, withDeadline } from "../core/deadline.ts";
 
-/** What time control needs from the dispatcher. */
-export interface DispatchProbe {
-  readonly pumpPending: boolean;
+/** What time control reads of the delivery engine (DeliveryProbe). */
+export interface EngineProbe {
+  /** Work that runs by itself within a turn or two: a write waiting for its commit, a claim pass. */
+  readonly workQueued: boolean;
+  /** A claim pass is scheduled. */
+  readonly passPending: boolean;
   readonly inFlightCount: number;
   readonly dispatchedCount: number;
   isIdle(): boolean;
-  whenPumped(): Promise<void>;
+  whenPassed(): Promise<void>;
   whenIdle(): Promise<void>;
 }
 
@@ -54,8 +57,7 @@ export class ClockControl {
 
   constructor(
     private readonly clock: Clock,
-    private readonly dispatcher: DispatchProbe,
-    private readonly commit: { readonly pendingWrites: number },
+    private readonly engine: EngineProbe,
     private readonly workerWaits?: WorkerWaits,
   ) {}
 
@@ -106,17 +108,16 @@ export class ClockControl {
    * nothing asynchronous: periodic housekeeping timers can fire thousands of times in one jump.
    */
   private async settle(clock: ManualClock, flushing: boolean, deadline: number): Promise<boolean> {
-    // A timer callback may queue its write a few microtasks late (after an `await`).
-    for (let i = 0; i < 4; i++) await Promise.resolve();
-    // Queued writes commit in the next turn; their continuations (re-armed timers, further
-    // writes) run right after, before the turn we wait for ends.
-    while (this.commit.pendingWrites > 0) await nextTurn();
+    // What the timer queued (writes, a claim pass) runs within a turn; the continuations of a
+    // commit (re-armed timers, further writes) run before the next turn: the engine tells when
+    // nothing is queued any more, however deep the chain.
+    while (this.engine.workQueued && !this.engine.passPending) await nextTurn();
     const workersWaitForNow = this.waits !== null && this.waits.nextAt !== null && this.waits.nextAt <= clock.now();
-    if (this.dispatcher.pumpPending || workersWaitForNow) {
+    if (this.engine.passPending || workersWaitForNow) {
       // Workers sign, time-stamp and release flow-control windows with the announced time.
       clock.announce();
       this.waits = null;
-      await this.dispatcher.whenPumped();
+      await this.engine.whenPassed();
     }
     if (!flushing) return false;
     return this.deliveriesSettled(deadline);
@@ -125,20 +126,20 @@ export class ClockControl {
   /** Until nothing is in flight, or everything left in flight is held by the workers for later. */
   private async deliveriesSettled(deadline: number): Promise<boolean> {
     for (;;) {
-      if (this.dispatcher.isIdle()) return true;
-      if (this.workerWaits && !this.dispatcher.pumpPending) {
+      if (this.engine.isIdle()) return true;
+      if (this.workerWaits && !this.engine.passPending) {
         const waits = await this.queryWorkers();
-        if (waits.parked >= this.dispatcher.inFlightCount) return true;
+        if (waits.parked >= this.engine.inFlightCount) return true;
       }
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      await withDeadline(this.dispatcher.whenIdle(), this.workerWaits ? Math.min(RECHECK_MS, left) : left);
+      await withDeadline(this.engine.whenIdle(), this.workerWaits ? Math.min(RECHECK_MS, left) : left);
     }
   }
 
   /** Makes the instant the workers next release a held attempt a step of the jump. */
   private async markWorkerWait(clock: ManualClock, target: number): Promise<void> {
-    if (!this.workerWaits || this.dispatcher.inFlightCount === 0) return;
+    if (!this.workerWaits || this.engine.inFlightCount === 0) return;
     const { nextAt } = await this.queryWorkers();
     if (nextAt === null || nextAt <= clock.now() || nextAt > target || this.markers.has(nextAt)) return;
     this.markers.add(nextAt);
@@ -147,7 +148,7 @@ export class ClockControl {
 
   private async queryWorkers() {
     // Asking round-trips to every worker: a jump past thousands of housekeeping ticks asks once.
-    const key = `${this.dispatcher.inFlightCount}/${this.dispatcher.dispatchedCount}`;
+    const key = `${this.engine.inFlightCount}/${this.engine.dispatchedCount}`;
     if (this.waits?.key !== key) this.waits = { key, ...(await this.workerWaits!()) };
     return this.waits;
   }

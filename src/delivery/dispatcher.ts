@@ -57,9 +57,8 @@ export class Dispatcher implements BackgroundService {
   private timerAt = Infinity;
   private cancelTimer: (() => void) | null = null;
   /** Between start and stop; before start nothing is claimed (recovery has to come first). */
-  private running = false;
-  private idleWaiters: Array<() => void> = [];
-  private pumpWaiters: Array<() => void> = [];
+  private isRunning = false;
+  private readonly passObservers: Array<(afterMs: number | null) => void> = [];
   private readonly claimTx;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -90,7 +89,7 @@ export class Dispatcher implements BackgroundService {
    * and so are those flow control held back then; then the first claim pass runs.
    */
   start(): void {
-    this.running = true;
+    this.isRunning = true;
     const now = this.clock.now();
     const recovered = this.store.recoverInFlight(now);
     if (recovered > 0) this.deps.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
@@ -101,18 +100,26 @@ export class Dispatcher implements BackgroundService {
 
   /** No new claims; what is claimed and not yet with a worker stays ACTIVE, due again at the next start. */
   stop(): void {
-    this.running = false;
+    this.isRunning = false;
     this.cancelTimer?.();
-    this.resolvePumpWaiters();
+    this.passDone(null);
   }
 
-  get inFlightCount(): number {
-    return this.inFlight.size;
+  /**
+   * Calls `fn` after every claim pass, once what was due is with the workers, with the clock's
+   * time after the pass; with null when the dispatcher stopped instead. Read-only observers
+   * (the control plane's probe).
+   */
+  observePasses(fn: (afterMs: number | null) => void): void {
+    this.passObservers.push(fn);
   }
 
-  /** Attempts handed to the workers since start; with `inFlightCount` it tells that anything changed. */
-  get dispatchedCount(): number {
-    return this.inFlight.opened;
+  /**
+   * A claim pass is scheduled. Everything that can make a message due (a publish, an outcome, the
+   * dispatch timer, a clock jump) wakes the dispatcher, so without one nothing new is due.
+   */
+  get passPending(): boolean {
+    return this.pumpScheduled;
   }
 
   /**
@@ -146,38 +153,13 @@ export class Dispatcher implements BackgroundService {
     this.gate.released(attempt.message, this.clock.now());
   }
 
+  /** Claimed and not yet handed to a worker, or in a worker. */
   isInFlight(messageId: string): boolean {
     return this.inFlight.has(messageId) || this.claiming.has(messageId);
   }
 
-  /** Resolves once nothing is due now and nothing is in flight. */
-  whenIdle(): Promise<void> {
-    return new Promise((resolve) => {
-      this.idleWaiters.push(resolve);
-      this.wake();
-    });
-  }
-
-  /** Resolves after the next pump: what is due now was claimed and handed to the workers. */
-  whenPumped(): Promise<void> {
-    if (!this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.pumpWaiters.push(resolve);
-      this.wake();
-    });
-  }
-
-  /**
-   * A pump is scheduled. Everything that can make a message due (a publish, an outcome, the
-   * dispatch timer, a clock jump) wakes the dispatcher, so without one nothing new is due.
-   */
-  get pumpPending(): boolean {
-    return this.pumpScheduled;
-  }
-
-  /** Nothing in flight, no outcome waiting to be recorded, no pump scheduled (so nothing due). */
-  isIdle(): boolean {
-    return this.inFlight.size === 0 && this.deps.recorder.pending === 0 && !this.pumpScheduled;
+  get running(): boolean {
+    return this.isRunning;
   }
 
   /**
@@ -217,7 +199,7 @@ export class Dispatcher implements BackgroundService {
         // Stopped while the claim was committing: those stay ACTIVE and are due again at the next start.
         if (!this.running) {
           for (const m of claimed) this.claiming.delete(m.id);
-          return this.resolvePumpWaiters();
+          return this.passDone(null);
         }
         // Handed to the workers only once ACTIVE is committed, unless cancelled meanwhile.
         for (const m of claimed) if (this.claiming.delete(m.id)) this.submit(m);
@@ -231,8 +213,7 @@ export class Dispatcher implements BackgroundService {
           this.retryLater("reading the next due time", error);
           return;
         }
-        this.notifyIdle(after);
-        this.resolvePumpWaiters();
+        this.passDone(after);
       },
       (error) => {
         this.pumpScheduled = false;
@@ -276,10 +257,8 @@ export class Dispatcher implements BackgroundService {
     return all;
   }
 
-  private resolvePumpWaiters(): void {
-    const waiters = this.pumpWaiters;
-    this.pumpWaiters = [];
-    for (const resolve of waiters) resolve();
+  private passDone(afterMs: number | null): void {
+    for (const observe of this.passObservers) observe(afterMs);
   }
 
   private submit(m: MessageRecord): void {
@@ -308,14 +287,5 @@ export class Dispatcher implements BackgroundService {
       this.cancelTimer = null;
       this.wake();
     });
-  }
-
-  private notifyIdle(now: number): void {
-    if (this.idleWaiters.length === 0) return;
-    const next = this.store.nextDueAt();
-    if (this.inFlight.size > 0 || this.deps.recorder.pending > 0 || (next !== null && next <= now)) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
   }
 }

@@ -45,11 +45,11 @@ export async function dlqEntryOf(s: TestServer, messageId: string): Promise<DlqM
  * including "no ACTIVE message without an attempt in flight".
  */
 export async function expectIdleAndConsistent(s: TestServer, timeoutMs = 15_000) {
-  const dispatcher = s.server.messaging.dispatcher;
+  const engine = s.server.messaging.probe;
   const idle = await Promise.race([
-    dispatcher.whenIdle().then(() => true),
+    engine.whenIdle().then(() => true),
     Bun.sleep(timeoutMs).then(() => false),
   ]);
   expect(idle).toBe(true);
-  expect(checkConsistency(s.ctx.db, { inFlight: (id) => dispatcher.isInFlight(id) })).toEqual([]);
+  expect(checkConsistency(s.ctx.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
 }

@@ -98,10 +98,10 @@ test(`${TOTAL} random requests (seed ${SEED}): no 5xx, no hang, consistent after
   expect(rx.received.length).toBeGreaterThan(TOTAL / 50);
 
   // Let what is due play out, then the invariants must hold, including "nothing ACTIVE is stuck".
-  const dispatcher = s.server.messaging.dispatcher;
-  const idle = await Promise.race([dispatcher.whenIdle().then(() => true), Bun.sleep(20_000).then(() => false)]);
+  const engine = s.server.messaging.probe;
+  const idle = await Promise.race([engine.whenIdle().then(() => true), Bun.sleep(20_000).then(() => false)]);
   expect(idle).toBe(true);
-  expect(checkConsistency(s.ctx.db, { inFlight: (id) => dispatcher.isInFlight(id) })).toEqual([]);
+  expect(checkConsistency(s.ctx.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
   expect(s.ctx.db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");
   // And it still serves.
   const after = await s.api(`/v2/publish/${rx.url}/ok/after`, { method: "POST", body: "after" });

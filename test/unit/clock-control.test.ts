@@ -1,29 +1,29 @@
 import { expect, test } from "bun:test";
-import { ClockControl, type DispatchProbe } from "../../src/control/clock-control.ts";
+import { ClockControl, type EngineProbe } from "../../src/control/clock-control.ts";
 import { ManualClock } from "../../src/core/clock.ts";
 
-/** A dispatcher with nothing to do, except what a test puts in flight. */
-function fakeDispatcher() {
+/** An engine with nothing to do, except what a test puts in flight. */
+function fakeEngine() {
   let idleWaiters: Array<() => void> = [];
   const d = {
-    pumpPending: false,
+    workQueued: false,
+    passPending: false,
     inFlightCount: 0,
     dispatchedCount: 0,
     isIdle: () => d.inFlightCount === 0,
-    whenPumped: async () => {},
+    whenPassed: async () => {},
     whenIdle: () => (d.inFlightCount === 0 ? Promise.resolve() : new Promise<void>((r) => idleWaiters.push(r))),
     finish() {
       d.inFlightCount--;
       if (d.inFlightCount === 0) for (const r of idleWaiters.splice(0)) r();
     },
   };
-  return d satisfies DispatchProbe;
+  return d satisfies EngineProbe;
 }
-const noWrites = { pendingWrites: 0 };
 
 test("a real clock cannot be advanced: 409", async () => {
   const { RealClock } = await import("../../src/core/clock.ts");
-  const control = new ClockControl(new RealClock(), fakeDispatcher(), noWrites);
+  const control = new ClockControl(new RealClock(), fakeEngine());
   await expect(control.advance({ ms: 1, flush: false, timeoutMs: 100 })).rejects.toMatchObject({ status: 409 });
 });
 
@@ -35,7 +35,7 @@ test("a jump past a once-a-second housekeeping timer for a whole day stays cheap
     clock.at(clock.now() + 1000, tick);
   };
   clock.at(1000, tick);
-  const control = new ClockControl(clock, fakeDispatcher(), noWrites);
+  const control = new ClockControl(clock, fakeEngine());
   const t0 = performance.now();
   const res = await control.advance({ ms: 86_400_000, flush: true, timeoutMs: 5000 });
   expect(ticks).toBe(86_400);
@@ -45,7 +45,7 @@ test("a jump past a once-a-second housekeeping timer for a whole day stays cheap
 
 test("an attempt a worker holds for a later instant: that instant becomes a step, and flush waits for it there", async () => {
   const clock = new ManualClock(0);
-  const d = fakeDispatcher();
+  const d = fakeEngine();
   d.inFlightCount = 1;
   d.dispatchedCount = 1;
   // The worker releases the held attempt when it hears the time reach 5000, and it finishes.
@@ -59,7 +59,7 @@ test("an attempt a worker holds for a later instant: that instant becomes a step
     }
   });
   const workerWaits = async () => (finishedAt === null ? { parked: 1, nextAt: 5000 } : { parked: 0, nextAt: null });
-  const control = new ClockControl(clock, d, noWrites, workerWaits);
+  const control = new ClockControl(clock, d, workerWaits);
   const res = await control.advance({ ms: 60_000, flush: true, timeoutMs: 2000 });
   expect(finishedAt).toBe(5000);
   expect(workerNow).toBe(60_000);
@@ -68,9 +68,9 @@ test("an attempt a worker holds for a later instant: that instant becomes a step
 
 test("flush gives up at the timeout when an attempt never finishes, yet the jump completes", async () => {
   const clock = new ManualClock(0);
-  const d = fakeDispatcher();
+  const d = fakeEngine();
   d.inFlightCount = 1;
-  const control = new ClockControl(clock, d, noWrites);
+  const control = new ClockControl(clock, d);
   const res = await control.advance({ ms: 1000, flush: true, timeoutMs: 50 });
   expect(res).toMatchObject({ now: 1000, idle: false });
 });
