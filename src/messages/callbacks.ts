@@ -60,5 +60,8 @@ export function callbackMessage(
     scheduleId: source.scheduleId,
     callerIp: source.callerIp,
     labels: source.labels,
+    flow: spec.flow,
+    failureCallback: spec.failureCallback,
+    workflow: spec.workflow,
   };
 }

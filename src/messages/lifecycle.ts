@@ -61,7 +61,7 @@ export class MessageLifecycle {
   retrying(m: MessageRecord, outcome: DeliveryOutcome, at: number, error: string, nowMs: number): void {
     this.store.reschedule(m.id, "RETRY", at, m.retried + 1);
     this.events.emit("retried", { message: m, outcome, error, nextDeliveryAt: at, atMs: nowMs });
-    this.sendCallback(m, outcome, nowMs);
+    if (!m.callbackOnce) this.sendCallback(m, outcome, nowMs);
   }
 
   failed(m: MessageRecord, outcome: DeliveryOutcome, error: string, nowMs: number): string {
@@ -82,8 +82,9 @@ export class MessageLifecycle {
   }
 
   private sendCallback(m: MessageRecord, outcome: DeliveryOutcome, nowMs: number) {
-    // A callback carries the destination's answer; an attempt that got none has nothing to carry.
-    if (m.callback && outcome.status !== undefined)
+    // A callback carries the destination's answer; an attempt that got none has nothing to carry,
+    // unless it is the only callback the message will ever send (the caller waits for it).
+    if (m.callback && (outcome.status !== undefined || m.callbackOnce))
       this.accept(callbackMessage(m, m.callback, "callback", outcome, nowMs), nowMs);
   }
 }

@@ -28,7 +28,10 @@ export interface MessageRow {
   extra: string;
 }
 
-type Extra = Pick<MessageRecord, "timeoutMs" | "retryDelayExpr" | "endpointName" | "flow" | "callback" | "failureCallback">;
+type Extra = Pick<
+  MessageRecord,
+  "timeoutMs" | "retryDelayExpr" | "endpointName" | "flow" | "callback" | "failureCallback" | "callbackOnce" | "workflow"
+>;
 
 export function toRow(m: MessageRecord): MessageRow {
   const extra: Extra = {
@@ -38,6 +41,8 @@ export function toRow(m: MessageRecord): MessageRow {
     flow: m.flow,
     callback: m.callback,
     failureCallback: m.failureCallback,
+    callbackOnce: m.callbackOnce,
+    workflow: m.workflow,
   };
   return {
     id: m.id,

@@ -15,6 +15,23 @@ export interface CallbackSpec {
   delayMs?: number;
   retryDelayExpr?: string;
   headers: Array<[string, string]>;
+  /** The callback message's own settings, when they differ from its source's (workflow runs). */
+  flow?: FlowControl;
+  failureCallback?: CallbackSpec;
+  workflow?: WorkflowTag;
+}
+
+/**
+ * Marks a message as part of a workflow run: the workflow layer gives the mark its meaning (what
+ * the delivery carries, what the message's end does to the run); the engine only keeps it.
+ */
+export interface WorkflowTag {
+  runId: string;
+  /** `step`: the endpoint runs the run's next step; `toCallback`: a `context.call` to a third party;
+   * `fromCallback`: that call's answer on its way back; `failureCall`: the failure function's call. */
+  callType: "step" | "toCallback" | "fromCallback" | "failureCall";
+  /** Starts the run: its endpoint must answer as a workflow endpoint. */
+  init?: boolean;
 }
 
 export type MessageKind = "message" | "callback" | "failure-callback";
@@ -55,4 +72,7 @@ export interface MessageRecord {
   flow?: FlowControl;
   callback?: CallbackSpec;
   failureCallback?: CallbackSpec;
+  /** Its callback fires once, with the final answer (the first 2XX or the last failed attempt), not after every attempt. */
+  callbackOnce?: boolean;
+  workflow?: WorkflowTag;
 }
