@@ -15,7 +15,9 @@ export const MAX_BATCH = 1000;
 export const BatchElement = Type.Object({
   destination: Type.String({ minLength: 1 }),
   headers: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
-  body: Type.Optional(Type.String()),
+  // A JSON value that is not a string (the workflow SDK sends a context.call's object body so) is
+  // sent as its JSON text.
+  body: Type.Optional(Type.Unknown()),
   queue: Type.Optional(Type.String()),
 });
 type BatchElement = Static<typeof BatchElement>;
@@ -24,12 +26,14 @@ type BatchElement = Static<typeof BatchElement>;
 export type BatchAnswer = PublishedMessage | PublishedMessage[] | { error: string };
 
 type Prepared =
-  | { ok: true; input: PublishInput; plan: ReturnType<PublishService["prepare"]> }
-  | { ok: false; error: string };
+  | { ok: true; input: PublishInput; plan: ReturnType<PublishService["prepare"]>; allOrNothing: boolean }
+  | { ok: false; error: HttpError; allOrNothing: boolean };
 
 /**
  * `POST /v2/batch`: each element is validated on its own (a bad one answers `{"error"}` while the
  * others go through); the valid ones are stored in one group commit, each in its own savepoint.
+ * An element `allOrNothing` picks (a workflow run's message: the SDK reads only the request's
+ * status) refuses the whole request instead.
  */
 export class BatchService {
   constructor(
@@ -37,20 +41,23 @@ export class BatchService {
     private readonly publisher: PublishService,
     private readonly queues: QueueService,
     private readonly wake: Wake,
+    private readonly allOrNothing: (headers: Headers) => boolean = () => false,
   ) {}
 
   async publish(account: Account, elements: unknown[], callerIp: string | undefined): Promise<BatchAnswer[]> {
     if (elements.length > MAX_BATCH) throw badRequest(`invalid batch: at most ${MAX_BATCH} messages per request`);
     const prepared = elements.map((element, i) => this.prepare(account, element, i, callerIp));
+    const refused = prepared.find((p) => !p.ok && p.allOrNothing);
+    if (refused && !refused.ok) throw refused.error;
     const now = this.ctx.clock.now();
     const answers = await Promise.all(
       prepared.map(async (p): Promise<BatchAnswer> => {
-        if (!p.ok) return { error: p.error };
+        if (!p.ok) return { error: p.error.message };
         try {
           const stored = await this.ctx.commit.run(() => this.publisher.store(p.plan.messages, p.plan.options, p.input, now));
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {
-          if (error instanceof HttpError) return { error: error.message };
+          if (error instanceof HttpError && !p.allOrNothing) return { error: error.message };
           throw error;
         }
       }),
@@ -60,12 +67,13 @@ export class BatchService {
   }
 
   private prepare(account: Account, element: unknown, i: number, callerIp: string | undefined): Prepared {
+    const allOrNothing = this.picksAllOrNothing(element);
     try {
       const first = Value.Errors(BatchElement, element).First();
       if (first) throw badRequest(`invalid batch element ${i}${first.path ? ` field "${first.path.slice(1)}"` : ""}: ${first.message}`);
       const e = element as BatchElement;
       const { destination, query } = parseDestination(e.destination, this.ctx.dialect);
-      const body = new TextEncoder().encode(e.body ?? "");
+      const body = new TextEncoder().encode(typeof e.body === "string" ? e.body : e.body === undefined ? "" : JSON.stringify(e.body));
       if (body.length > account.limits.maxMessageSize)
         throw quotaExceeded(`message body too large: the plan allows at most ${account.limits.maxMessageSize} bytes`);
       const queueName = e.queue === undefined ? undefined : checkName(e.queue, "queue");
@@ -79,10 +87,20 @@ export class BatchService {
         callerIp,
         queueName,
       };
-      return { ok: true, input, plan: this.publisher.prepare(input) };
+      return { ok: true, input, plan: this.publisher.prepare(input), allOrNothing };
     } catch (error) {
-      if (error instanceof HttpError) return { ok: false, error: error.message };
+      if (error instanceof HttpError) return { ok: false, error, allOrNothing };
       throw error;
+    }
+  }
+
+  private picksAllOrNothing(element: unknown): boolean {
+    const headers = (element as { headers?: unknown } | null)?.headers;
+    if (typeof headers !== "object" || headers === null) return false;
+    try {
+      return this.allOrNothing(toHeaders(headerPairs(headers, "batch element headers")));
+    } catch {
+      return false;
     }
   }
 }

@@ -32,6 +32,8 @@ export interface DispatcherDeps {
   gate: DispatchGate;
   /** Rung by whatever makes messages due; the dispatcher answers it. */
   wakeSignal: WakeSignal;
+  /** A body to deliver instead of the stored one (a workflow step carries its run's steps). */
+  deliveryBody?: (m: MessageRecord) => Uint8Array | undefined;
   maxInFlight?: number;
 }
 
@@ -269,7 +271,7 @@ export class Dispatcher implements BackgroundService {
       this.deps.recorder.add({ ticket, messageId: m.id, error: "account no longer configured", startedAt: this.clock.now(), durationMs: 0 });
       return;
     }
-    this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket));
+    this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, this.deps.deliveryBody?.(m)));
   }
 
   private armTimer(now: number): void {

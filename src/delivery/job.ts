@@ -5,7 +5,7 @@ import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryJob } from "./worker-protocol.ts";
 
 /** The request a message becomes: its own headers plus the delivery headers of fidelity.md §3. */
-export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number): DeliveryJob {
+export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number, body?: Uint8Array): DeliveryJob {
   const p = dialect.prefix;
   const headers: Array<[string, string]> = [...m.headers];
   headers.push(["User-Agent", dialect.userAgent]);
@@ -21,7 +21,7 @@ export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, t
     method: m.method,
     headers,
     // Copied: the buffer is transferred to the worker and the record may still be needed here.
-    body: m.body.slice(),
+    body: body ?? m.body.slice(),
     timeoutMs: m.timeoutMs,
     signingKey: account.currentSigningKey,
     issuer: dialect.jwtIssuer,

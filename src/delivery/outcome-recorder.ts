@@ -11,7 +11,7 @@ import { isStorageUnavailable } from "../store/errors.ts";
 import type { GroupCommit } from "../store/group-commit.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { Attempt, InFlightAttempts } from "./in-flight.ts";
-import { decideAfterAttempt } from "./retry-policy.ts";
+import { decideAfterAttempt, type AttemptDecision } from "./retry-policy.ts";
 
 /** How long delivery outcomes gather before they are recorded together. */
 const OUTCOME_BATCH_MS = 5;
@@ -34,6 +34,11 @@ export interface OutcomeRecorderDeps {
   lifecycle: MessageLifecycle;
   gate: DispatchGate;
   wake: Wake;
+  /**
+   * Why a 2XX answer is not one the message's destination may give (a workflow run's start
+   * answered by an endpoint that runs no workflow): the attempt then fails for good with it.
+   */
+  refuseAnswer?: (m: MessageRecord, outcome: DeliveryOutcome) => string | undefined;
 }
 
 /**
@@ -165,7 +170,8 @@ export class OutcomeRecorder implements BackgroundService {
       attempt: m.retried + 1,
       ms: Math.round(outcome.durationMs),
     });
-    const decision = decideAfterAttempt(outcome, {
+    const refused = this.deps.refuseAnswer?.(m, outcome);
+    const decision: AttemptDecision = refused ? { kind: "failed", error: refused } : decideAfterAttempt(outcome, {
       retried: m.retried,
       maxRetries: m.maxRetries,
       retryDelayExpr: m.retryDelayExpr,

@@ -80,7 +80,21 @@ export interface PublishDeps {
   claimNow: (m: MessageRecord, nowMs: number) => boolean;
   /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
   wake: Wake;
+  /** A layer riding on publishes (workflow runs), inside the storing write. */
+  admit?: PublishAdmission;
 }
+
+/**
+ * A layer riding on publishes (workflow runs). Runs inside the write that stores a publish, before
+ * its messages are stored: it may reshape them, answer for each the id of an earlier message it
+ * duplicates (undefined: store it), or refuse the publish by throwing.
+ */
+export type PublishAdmission = (
+  input: PublishInput,
+  messages: MessageRecord[],
+  options: PublishOptions,
+  nowMs: number,
+) => Array<string | undefined> | undefined;
 
 export class PublishService {
   private readonly lifecycle: MessageLifecycle;
@@ -89,6 +103,7 @@ export class PublishService {
   private readonly deduplicate: Deduplicator;
   private readonly claimNow: PublishDeps["claimNow"];
   private readonly wake: Wake;
+  private readonly admit: PublishAdmission;
 
   constructor(
     private readonly ctx: AppContext,
@@ -100,6 +115,7 @@ export class PublishService {
     this.deduplicate = deps.deduplicate;
     this.claimNow = deps.claimNow;
     this.wake = deps.wake;
+    this.admit = deps.admit ?? (() => undefined);
   }
 
   /** Validates, builds and durably stores the messages; resolves only after the commit. */
@@ -133,11 +149,12 @@ export class PublishService {
 
   /** Runs inside a transaction: stores each message unless it is a duplicate. */
   store(messages: MessageRecord[], options: PublishOptions, input: PublishInput, now: number): PublishedMessage[] {
+    const admitted = this.admit(input, messages, options, now);
     const duplicates = this.deduplicate(messages, options, now);
     this.usage.count(input.account.id, MessagingMetric.requests, 1, now);
     if (input.body.length > 0) this.usage.count(input.account.id, MessagingMetric.bandwidth, input.body.length, now);
     return messages.map((m, i) => {
-      const original = duplicates[i];
+      const original = admitted?.[i] ?? duplicates[i];
       if (original) return { messageId: original, url: m.url, deduplicated: true };
       this.lifecycle.accept(m, now);
       this.claimNow(m, now);

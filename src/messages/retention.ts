@@ -20,6 +20,8 @@ export class Retention implements BackgroundService {
     private readonly ctx: AppContext,
     private readonly events: Prunable,
     private readonly dlq: Prunable,
+    /** More history kept as long as the event log (workflow runs). */
+    private readonly alongLogs: readonly Prunable[] = [],
   ) {}
 
   start(): void {
@@ -41,6 +43,7 @@ export class Retention implements BackgroundService {
         dlq += this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
         // In bounded batches, so a large backlog never holds the write lock for long.
         for (let n = -1; n !== 0; events += n) n = this.events.prune(account.id, now - account.limits.logRetentionMs);
+        for (const log of this.alongLogs) while (log.prune(account.id, now - account.limits.logRetentionMs) > 0);
       }
     } catch (error) {
       // A locked or full database must not end the process from a timer; the next run prunes.
