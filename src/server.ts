@@ -67,6 +67,7 @@ import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
 import { urlGroupRoutes } from "./url-groups/routes.ts";
 import { UrlGroupService } from "./url-groups/service.ts";
 import { UrlGroupStore } from "./url-groups/store.ts";
+import { createWorkflowDomain, createWorkflowHooks } from "./workflows/domain.ts";
 
 export interface ServerOptions {
   /** A parsed config file, instead of reading `config.configFile` (tests). */
@@ -136,6 +137,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const flowStore = new FlowStore(db);
   const groupStore = new UrlGroupStore(db);
   const dedupStore = new DedupStore(db);
+  // Workflow runs ride on the engine: what their publishes, deliveries and message endings do.
+  const workflowHooks = createWorkflowHooks(ctx, usage);
 
   // The message lifecycle. What must move with every message, inside the write that moves it:
   // the event log, usage statistics, queues (the next message goes when one ends) and schedules
@@ -146,6 +149,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     messagingUsageListener(usage),
     queueLanes.listener,
     scheduleStatesListener(scheduleStore),
+    workflowHooks.listener,
     ...(options.messageListeners ?? []),
   ]);
   const lifecycle = new MessageLifecycle({
@@ -159,7 +163,14 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // the workers; the recorder records what each attempt came back with.
   const flowLanes = new FlowLanes(flowStore, messageStore, wake.ring);
   const inFlight = new InFlightAttempts();
-  const recorder = new OutcomeRecorder({ ...ctx, inFlight, lifecycle, gate: flowLanes, wake: wake.ring });
+  const recorder = new OutcomeRecorder({
+    ...ctx,
+    inFlight,
+    lifecycle,
+    gate: flowLanes,
+    wake: wake.ring,
+    refuseAnswer: workflowHooks.refuseAnswer,
+  });
   const pool = new WorkerPool({ size: config.workers, onOutcome: recorder.add, log, clock });
   const dispatcher = new Dispatcher({
     ...ctx,
@@ -170,6 +181,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     recorder,
     gate: flowLanes,
     wakeSignal: wake,
+    deliveryBody: workflowHooks.deliveryBody,
   });
   const forget = (messageId: string) => dispatcher.forget(messageId);
 
@@ -183,6 +195,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     deduplicate: createDeduplicator(dedupStore),
     claimNow: dispatcher.claimStored,
     wake: wake.ring,
+    admit: workflowHooks.publishes.admit,
   });
   const cancels = new CancelService(ctx, messageStore, lifecycle, forget);
   const queues = new QueueService(queueStore, queueLanes, messageStore, lifecycle, forget);
@@ -190,8 +203,16 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const flow = new FlowControlService((filter) => pool.flowStats(filter), flowStore, clock);
   const scheduler = new Scheduler(ctx, scheduleStore, publisher, wake.ring);
   const schedules = new ScheduleService(ctx, scheduleStore, publisher, queues, scheduler);
-  const batch = new BatchService(ctx, publisher, queues, wake.ring);
-  const retention = new Retention(ctx, eventStore, dlqStore);
+  const batch = new BatchService(ctx, publisher, queues, wake.ring, workflowHooks.publishes.isWorkflow);
+  const workflows = createWorkflowDomain(ctx, workflowHooks, {
+    messages: messageStore,
+    events: eventStore,
+    lifecycle,
+    forget,
+    wake: wake.ring,
+    publisher,
+  });
+  const retention = new Retention(ctx, eventStore, dlqStore, [workflowHooks.runs]);
   const management = createManagementDomain(ctx, { engine: usage, dlqCount: (id) => dlqStore.count(id) });
 
   // Fixtures of the config file: queues and groups first, schedules may publish to them.
@@ -221,6 +242,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     { name: "queues", reset: (id) => queueStore.deleteAccount(id) },
     { name: "schedules", reset: (id) => schedules.deleteAccount(id) },
     { name: "dedup", reset: (id) => dedupStore.deleteAccount(id) },
+    { name: "workflows", reset: (id) => workflows.reset(id) },
   ]);
   const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messageStore, commit });
   // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
@@ -240,6 +262,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     scheduleRoutes(ctx, schedules),
     batchRoutes(ctx, batch),
     flowControlRoutes(ctx, flow),
+    ...workflows.routes,
   ];
   const managementPlugins: Plugin[] = management.managementRoutes;
   const controlPlugins: Plugin[] = [
@@ -270,7 +293,10 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // Background work, in start order; stopped in reverse. Delivery starts once the workers answer
   // and what was in flight at the last stop is due again; the scheduler only then fires what it missed.
   const checkpointer = config.dbPath ? [new BackgroundCheckpointer(db, config.dbPath, log)] : [];
-  const services = new ServiceGroup([...checkpointer, usage, recorder, pool, dispatcher, scheduler, retention], log);
+  const services = new ServiceGroup(
+    [...checkpointer, usage, recorder, pool, dispatcher, scheduler, ...workflows.services, retention],
+    log,
+  );
 
   let stopped = false;
   return {

@@ -21,3 +21,13 @@ export const MessagingMetric = {
   /** Billable messages (every message created, callbacks included). */
   billable: "msg.billable",
 } as const;
+
+/** Metric names the workflow layer records for an account (its runs and their messages). */
+export const WorkflowMetric = {
+  runStarted: "wf.run_started",
+  runCompleted: "wf.run_completed",
+  runFailed: "wf.run_failed",
+  runCanceled: "wf.run_canceled",
+  /** Every message of a run: its trigger, steps, calls and their answers. */
+  messages: "wf.messages",
+} as const;

@@ -1,5 +1,7 @@
 import type { CallbackSpec, FlowControl } from "../model/message.ts";
 
+export type { WorkflowTag } from "../model/message.ts";
+
 /** The states a run's log shows (`workflowState`). */
 export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"] as const;
 export type RunState = (typeof RUN_STATES)[number];
@@ -62,8 +64,7 @@ export interface RunRecord {
   createdAt: number;
   state: RunState;
   completedAt?: number;
-  /** Comma-separated labels as the trigger gave them. */
-  label?: string;
+  labels?: string[];
   callerIp?: string;
   config: RunConfig;
   /** The route function's return value as JSON text (the body of the SDK's end-of-run call). */
@@ -76,6 +77,8 @@ export interface RunRecord {
    * run with the same id, which then counts as the run's start, not as a duplicate.
    */
   awaitingSdk?: boolean;
+  /** Ended, but what it left behind (messages, waiters, an invoker) is not yet dealt with. */
+  unsettled?: boolean;
 }
 
 /** One entry of a run's step list (the SDK's `RawStep`), with what logs need about it. */
@@ -112,12 +115,4 @@ export interface Waiter {
   /** `timeout` as the step gave it (`7d`, `30s`), for the waiters listing. */
   timeout: string;
   step: Record<string, unknown>;
-}
-
-/** What tags a message as part of a run (kept with the message, also in the DLQ). */
-export interface WorkflowTag {
-  runId: string;
-  callType: CallType | "failureCall";
-  /** The run's trigger (or an invoke's start): its endpoint must answer like a workflow. */
-  init?: boolean;
 }

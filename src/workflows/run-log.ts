@@ -1,4 +1,5 @@
 import { compact, headerMap } from "../messages/views.ts";
+import { labelFields } from "../model/labels.ts";
 import type { RunRecord, StepEntry } from "./model.ts";
 import { isPlanStep, parseStep, textOf, type ParsedStep } from "./raw-steps.ts";
 
@@ -138,7 +139,6 @@ export function runLog(run: RunRecord, entries: StepEntry[], statusOf: (messageI
   flushParallel();
   if (next.length > 0) groups.push({ type: "next", steps: next });
 
-  const labels = run.label ? run.label.split(",").map((l) => l.trim()).filter(Boolean) : [];
   return compact({
     workflowRunId: run.runId,
     workflowUrl: run.url,
@@ -156,8 +156,7 @@ export function runLog(run: RunRecord, entries: StepEntry[], statusOf: (messageI
         }
       : undefined,
     dlqId: run.dlqId,
-    label: labels[0],
-    labels: labels.length > 0 ? labels : undefined,
+    ...labelFields(run.labels),
   });
 }
 

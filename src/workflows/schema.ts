@@ -68,4 +68,11 @@ export const workflowMigrations: Migration[] = [
     );
     CREATE INDEX workflow_kept_events_run ON workflow_kept_events (account_id, run_id, event_id);`,
   },
+  {
+    id: "workflows/002-unsettled",
+    // A run that ended inside a delivery's write still has to cancel what it left behind and tell
+    // its invoker; that happens in a write of its own, found again after a crash by this mark.
+    sql: `ALTER TABLE workflow_runs ADD COLUMN unsettled INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX workflow_runs_unsettled ON workflow_runs (unsettled) WHERE unsettled = 1;`,
+  },
 ];

@@ -1,4 +1,6 @@
 import type { Database } from "bun:sqlite";
+import { joinLabels, splitLabels } from "../model/labels.ts";
+import { Where } from "../store/where.ts";
 import type { CallType, RunRecord, RunState, StepEntry } from "./model.ts";
 
 interface RunRow {
@@ -15,6 +17,7 @@ interface RunRow {
   dlq_id: string | null;
   result: string | null;
   data: string;
+  unsettled: number;
 }
 
 type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk">;
@@ -29,10 +32,11 @@ function toRun(r: RunRow): RunRecord {
     createdAt: r.created_at,
     state: r.state as RunState,
     completedAt: r.completed_at ?? undefined,
-    label: r.label ?? undefined,
+    labels: splitLabels(r.label),
     callerIp: r.caller_ip ?? undefined,
     dlqId: r.dlq_id ?? undefined,
     result: r.result ?? undefined,
+    unsettled: r.unsettled === 1 || undefined,
     ...data,
   };
 }
@@ -51,12 +55,13 @@ function runParams(run: RunRecord) {
     created_at: run.createdAt,
     state: run.state,
     completed_at: run.completedAt ?? null,
-    label: run.label ?? null,
+    label: joinLabels(run.labels),
     caller_ip: run.callerIp ?? null,
     flow_key: run.config.flow?.key ?? null,
     dlq_id: run.dlqId ?? null,
     result: run.result ?? null,
     data: JSON.stringify(data),
+    unsettled: run.unsettled ? 1 : 0,
   };
 }
 
@@ -120,13 +125,13 @@ export class RunStore {
   private readonly retagStepStmt;
 
   constructor(private readonly db: Database) {
-    const runColumns = "account_id, run_id, url, created_at, state, completed_at, label, caller_ip, flow_key, dlq_id, result, data";
+    const runColumns = "account_id, run_id, url, created_at, state, completed_at, label, caller_ip, flow_key, dlq_id, result, data, unsettled";
     this.insertRunStmt = db.prepare(
       `INSERT INTO workflow_runs (${runColumns}) VALUES (${runColumns.split(", ").map((c) => "$" + c).join(", ")})`,
     );
     this.updateRunStmt = db.prepare(
       `UPDATE workflow_runs SET url = $url, created_at = $created_at, state = $state, completed_at = $completed_at, label = $label,
-       caller_ip = $caller_ip, flow_key = $flow_key, dlq_id = $dlq_id, result = $result, data = $data
+       caller_ip = $caller_ip, flow_key = $flow_key, dlq_id = $dlq_id, result = $result, data = $data, unsettled = $unsettled
        WHERE account_id = $account_id AND run_id = $run_id`,
     );
     this.getRunStmt = db.prepare<RunRow, [string, string]>("SELECT * FROM workflow_runs WHERE account_id = ? AND run_id = ?");
@@ -143,7 +148,9 @@ export class RunStore {
     this.prefixStmt = db.prepare<StepRow, [string, string, number]>(
       "SELECT * FROM workflow_steps WHERE account_id = ? AND run_id = ? AND position <= ? ORDER BY position",
     );
-    this.stepByMessageStmt = db.prepare<StepRow, [string]>("SELECT * FROM workflow_steps WHERE message_id = ?");
+    this.stepByMessageStmt = db.prepare<StepRow, [string, string, string]>(
+      "SELECT * FROM workflow_steps WHERE message_id = ? AND account_id = ? AND run_id = ?",
+    );
     this.retagStepStmt = db.prepare(
       "UPDATE workflow_steps SET message_id = ?, headers = ?, retries = ?, retry_delay = ? WHERE account_id = ? AND run_id = ? AND position = ?",
     );
@@ -192,8 +199,9 @@ export class RunStore {
     return this.prefixStmt.all(accountId, runId, position).map(toStep);
   }
 
-  stepOfMessage(messageId: string): StepEntry | undefined {
-    const row = this.stepByMessageStmt.get(messageId);
+  /** The run's entry of a message (a resumed run's list repeats the ids of the run it resumes). */
+  stepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined {
+    const row = this.stepByMessageStmt.get(messageId, accountId, runId);
     return row ? toStep(row) : undefined;
   }
 
@@ -210,46 +218,42 @@ export class RunStore {
     );
   }
 
+  /** Runs that ended but still have to settle (see `unsettled`). */
+  unsettledRuns(limit: number): RunRecord[] {
+    return this.db.query<RunRow, [number]>("SELECT * FROM workflow_runs WHERE unsettled = 1 LIMIT ?").all(limit).map(toRun);
+  }
+
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
   listRuns(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number): RunRecord[] {
-    const clauses = ["account_id = $account"];
-    const params: Record<string, string | number> = { account: accountId };
-    let n = 0;
-    const bind = (value: string | number) => {
-      const key = `p${n++}`;
-      params[key] = value;
-      return `$${key}`;
-    };
-    const anyOf = (column: string, values: readonly (string | number)[] | undefined) => {
-      if (values?.length) clauses.push(`${column} IN (${values.map(bind).join(", ")})`);
-    };
-    anyOf("run_id", f.runIds);
-    anyOf("state", f.states);
-    if (f.url !== undefined) {
-      const url = bind(f.url);
-      clauses.push(f.urlPrefix ? `substr(url, 1, length(${url})) = ${url}` : `url = ${url}`);
-    }
-    if (f.labels?.length) {
-      // A run carries several labels comma-separated; any one of them matches.
-      clauses.push(`(${f.labels.map((l) => `(',' || label || ',') LIKE ${bind(`%,${escapeLike(l)},%`)} ESCAPE '\\'`).join(" OR ")})`);
-    }
-    if (f.callerIp !== undefined) clauses.push(`caller_ip = ${bind(f.callerIp)}`);
-    if (f.flowControlKey !== undefined) clauses.push(`flow_key = ${bind(f.flowControlKey)}`);
-    if (f.createdAt !== undefined) clauses.push(`created_at = ${bind(f.createdAt)}`);
-    if (f.fromDate !== undefined) clauses.push(`created_at >= ${bind(f.fromDate)}`);
-    if (f.toDate !== undefined) clauses.push(`created_at <= ${bind(f.toDate)}`);
-    if (beforeSeq !== null) clauses.push(`seq < ${bind(beforeSeq)}`);
-    const sql = `SELECT * FROM workflow_runs WHERE ${clauses.join(" AND ")} ORDER BY seq DESC LIMIT ${bind(limit)}`;
+    const where = new Where("account_id", accountId)
+      .in("run_id", f.runIds)
+      .in("state", f.states)
+      .add("caller_ip", "=", f.callerIp)
+      .add("flow_key", "=", f.flowControlKey)
+      .add("created_at", "=", f.createdAt)
+      .add("created_at", ">=", f.fromDate)
+      .add("created_at", "<=", f.toDate)
+      .add("seq", "<", beforeSeq ?? undefined);
+    if (f.url !== undefined && f.urlPrefix) {
+      const url = where.bind(f.url);
+      where.raw(`substr(url, 1, length(${url})) = ${url}`);
+    } else where.add("url", "=", f.url);
+    // A run's labels are one comma-joined column: any of the given ones matches.
+    if (f.labels?.length) where.raw(`(${f.labels.map((l) => `instr(',' || label || ',', ${where.bind(`,${l},`)}) > 0`).join(" OR ")})`);
+    const { sql, params } = where.select("workflow_runs", "seq DESC", limit);
     return this.db.query<RunRow, Record<string, string | number>>(sql).all(params).map(toRun);
   }
 
-  /** Finished runs that ended before `beforeMs` leave with their steps (plan log retention). */
-  prune(accountId: string, beforeMs: number): number {
+  /**
+   * Runs that ended before `beforeMs` leave with their steps (plan log retention), a bounded batch
+   * per call; returns how many left.
+   */
+  prune(accountId: string, beforeMs: number, batch = 500): number {
     const old = this.db
-      .query<{ run_id: string }, [string, number]>(
-        "SELECT run_id FROM workflow_runs WHERE account_id = ? AND completed_at IS NOT NULL AND completed_at < ?",
+      .query<{ run_id: string }, [string, number, number]>(
+        "SELECT run_id FROM workflow_runs WHERE account_id = ? AND completed_at IS NOT NULL AND completed_at < ? LIMIT ?",
       )
-      .all(accountId, beforeMs);
+      .all(accountId, beforeMs, batch);
     for (const { run_id } of old) this.deleteRun(accountId, run_id);
     return old.length;
   }
@@ -265,4 +269,3 @@ export class RunStore {
   }
 }
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -9,7 +9,7 @@ const run: RunRecord = {
   url: "http://app.test/wf",
   createdAt: 100,
   state: "RUN_STARTED",
-  label: "red,blue",
+  labels: ["red", "blue"],
   config: { retries: 2, retryDelayExpr: "1000", headers: [] },
 };
 
@@ -110,7 +110,7 @@ describe("run log grouping", () => {
       entry("cb", "{}", { callType: "fromCallback" }),
       entry("r1", { stepId: 1, stepName: "call", stepType: "Call", out: JSON.stringify(callOut), concurrent: 1 }),
     ];
-    const ended: RunRecord = { ...run, state: "RUN_SUCCESS", completedAt: 900, result: '"ok"', label: undefined };
+    const ended: RunRecord = { ...run, state: "RUN_SUCCESS", completedAt: 900, result: '"ok"', labels: undefined };
     const log = runLog(ended, entries, () => delivered);
     expect(log.steps).toHaveLength(2);
     expect(log.steps[1]!.steps[0]).toMatchObject({

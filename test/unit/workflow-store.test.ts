@@ -45,9 +45,9 @@ function step(runId: string, messageId: string, body: string, overrides: Partial
 describe("workflow run store", () => {
   test("a run round-trips with its settings, and saveRun writes every change back", () => {
     const { runs } = fresh();
-    runs.insertRun(run({ label: "a,b", callerIp: "10.0.0.1", config: { retries: 0, retryDelayExpr: "1000", headers: [], flow: { key: "k", parallelism: 1, periodMs: 1000 } } }));
+    runs.insertRun(run({ labels: ["a", "b"], callerIp: "10.0.0.1", config: { retries: 0, retryDelayExpr: "1000", headers: [], flow: { key: "k", parallelism: 1, periodMs: 1000 } } }));
     const stored = runs.getRun("acc", "wfr_1")!;
-    expect(stored).toMatchObject({ runId: "wfr_1", state: "RUN_STARTED", label: "a,b", callerIp: "10.0.0.1" });
+    expect(stored).toMatchObject({ runId: "wfr_1", state: "RUN_STARTED", labels: ["a", "b"], callerIp: "10.0.0.1" });
     expect(stored.config).toEqual({ retries: 0, retryDelayExpr: "1000", headers: [], flow: { key: "k", parallelism: 1, periodMs: 1000 } });
     runs.saveRun({ ...stored, state: "RUN_SUCCESS", completedAt: 2000, result: '"done"' });
     expect(runs.getRun("acc", "wfr_1")).toMatchObject({ state: "RUN_SUCCESS", completedAt: 2000, result: '"done"' });
@@ -62,16 +62,16 @@ describe("workflow run store", () => {
     expect(runs.appendStep(step("wfr_1", "m1", '{"stepId":1}'))).toBe(1);
     expect(runs.appendStep(step("wfr_1", "m2", '{"stepId":2}'))).toBe(2);
     expect(runs.prefix("acc", "wfr_1", 1).map((e) => e.messageId)).toEqual(["m0", "m1"]);
-    expect(runs.stepOfMessage("m2")).toMatchObject({ position: 2, runId: "wfr_1" });
+    expect(runs.stepOfMessage("acc", "wfr_1", "m2")).toMatchObject({ position: 2, runId: "wfr_1" });
     const body = JSON.parse(new TextDecoder().decode(encodeRawSteps(runs.prefix("acc", "wfr_1", 0))));
     expect(body).toEqual([{ messageId: "m0", body: Buffer.from("payload").toString("base64"), callType: "step" }]);
   });
 
   test("listing filters by state, exact or prefix URL, any of several labels, dates; newest first with a cursor", () => {
     const { runs } = fresh();
-    runs.insertRun(run({ runId: "r1", url: "http://a.test/x", label: "red,blue", createdAt: 1 }));
-    runs.insertRun(run({ runId: "r2", url: "http://a.test/x/y", label: "green", createdAt: 2, state: "RUN_SUCCESS" }));
-    runs.insertRun(run({ runId: "r3", url: "http://b.test/%_", label: "blue_x", createdAt: 3 }));
+    runs.insertRun(run({ runId: "r1", url: "http://a.test/x", labels: ["red", "blue"], createdAt: 1 }));
+    runs.insertRun(run({ runId: "r2", url: "http://a.test/x/y", labels: ["green"], createdAt: 2, state: "RUN_SUCCESS" }));
+    runs.insertRun(run({ runId: "r3", url: "http://b.test/%_", labels: ["blue_x"], createdAt: 3 }));
     const ids = (f: Parameters<RunStore["listRuns"]>[1], cursor: number | null = null, limit = 10) =>
       runs.listRuns("acc", f, cursor, limit).map((r) => r.runId);
     expect(ids({})).toEqual(["r3", "r2", "r1"]);

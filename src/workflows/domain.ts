@@ -1,0 +1,130 @@
+import type { Elysia } from "elysia";
+import type { Account } from "../accounts/accounts.ts";
+import type { AppContext } from "../context/app-context.ts";
+import type { BackgroundService } from "../core/service.ts";
+import { Signal } from "../core/signal.ts";
+import type { Wake } from "../core/wake.ts";
+import type { EventStore } from "../logs/store.ts";
+import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import type { PublishService } from "../messages/publish.ts";
+import type { MessageStore } from "../messages/store.ts";
+import type { UsageRecorder } from "../metrics/usage.ts";
+import type { MessageListener } from "../model/events.ts";
+import type { MessageRecord } from "../model/message.ts";
+import { refuseNonWorkflowAnswer } from "./answers.ts";
+import { WorkflowDeliveries } from "./deliveries.ts";
+import { workflowHeaders } from "./protocol.ts";
+import { WorkflowPublishes } from "./publishes.ts";
+import { RunEndings, RunSettler, type RunMessages } from "./run-endings.ts";
+import { RunEvents } from "./run-events.ts";
+import { webhookRoutes, workflowRoutes } from "./routes.ts";
+import { RunService } from "./runs.ts";
+import { RunStore } from "./store.ts";
+import { TriggerService } from "./trigger.ts";
+import { WaitStore } from "./wait-store.ts";
+import { WaitTimeouts } from "./wait-timeouts.ts";
+import { publishTimeout, WaitService } from "./waits.ts";
+
+type Plugin = Elysia<any, any, any, any, any, any, any>;
+
+/**
+ * The workflow layer's parts the message engine calls into, built before the engine: what a
+ * publish of a run does, what a run's delivery carries, how a run follows its messages.
+ */
+export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder) {
+  const runs = new RunStore(ctx.db);
+  const waits = new WaitStore(ctx.db);
+  const names = workflowHeaders(ctx.dialect);
+  const publishes = new WorkflowPublishes(runs, ctx.dialect, usage);
+  const deliveries = new WorkflowDeliveries(runs, (id) => ctx.accounts.byId(id)?.limits.maxMessageSize ?? Infinity);
+  const endings = new RunEndings(runs, usage);
+  // Runs that fail inside a delivery's write settle in a write of their own, right after it.
+  const settle = new Signal();
+  const listener: MessageListener = new RunEvents(runs, endings, {
+    settleAfterCommit: () => ctx.commit.afterCommit((committed) => committed && settle.ring()),
+  });
+  return {
+    runs,
+    waits,
+    names,
+    publishes,
+    deliveryBody: deliveries.bodyFor,
+    refuseAnswer: refuseNonWorkflowAnswer(names),
+    endings,
+    settle,
+    listener,
+  };
+}
+
+export type WorkflowHooks = ReturnType<typeof createWorkflowHooks>;
+
+export interface WorkflowEngine {
+  messages: MessageStore;
+  events: EventStore;
+  lifecycle: MessageLifecycle;
+  /** Disowns a cancelled message's attempt in flight. */
+  forget: (messageId: string) => void;
+  wake: Wake;
+  publisher: PublishService;
+}
+
+/** The workflow layer's services, routes and background work, on top of the message engine. */
+export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engine: WorkflowEngine) {
+  const { runs, waits, names, endings } = hooks;
+  const { publisher, lifecycle } = engine;
+
+  const messages: RunMessages = {
+    get: (accountId, id) => engine.messages.get(accountId, id),
+    cancel: (m: MessageRecord, nowMs: number) => {
+      if (!lifecycle.cancel(m, nowMs)) return false;
+      engine.forget(m.id);
+      return true;
+    },
+    publish: (account: Account, url: string, headers: Headers, body: Uint8Array, nowMs: number) => {
+      const input = { account, destination: { kind: "url" as const, url }, headers, query: new URLSearchParams(), body };
+      const plan = publisher.prepare(input);
+      const [published] = publisher.store(plan.messages, plan.options, input, nowMs);
+      ctx.commit.afterCommit((committed) => committed && engine.wake());
+      return published!.messageId;
+    },
+  };
+  const settler = new RunSettler(runs, waits, messages, ctx.accounts, ctx.commit, ctx.clock, ctx.log);
+  hooks.settle.answerWith(() => settler.schedule());
+
+  const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, (a, w, now) => publishTimeout(messages, a, w, now), ctx.log);
+  const waitService = new WaitService({
+    clock: ctx.clock,
+    commit: ctx.commit,
+    names,
+    lowerPrefix: ctx.dialect.lowerPrefix,
+    runs,
+    waits,
+    messages,
+    deadlineAdded: timeouts.deadlineAdded,
+  });
+  const runService = new RunService({
+    clock: ctx.clock,
+    commit: ctx.commit,
+    runs,
+    endings,
+    settler,
+    eventsOf: (accountId, messageId) => engine.events.list(accountId, { messageIds: [messageId] }, null, 1000),
+  });
+  const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
+
+  const routes: Plugin[] = [
+    workflowRoutes(ctx, { runs: runService, waits: waitService, trigger }),
+    webhookRoutes(ctx.accounts, waitService),
+  ];
+  /** After delivery started: runs a crash left unsettled settle. */
+  const leftovers: BackgroundService = { name: "workflow run settler", start: () => settler.schedule(), stop: () => {} };
+  return {
+    routes,
+    services: [timeouts, leftovers] as BackgroundService[],
+    /** Test-double reset of one account (inside the reset's write). */
+    reset(accountId: string) {
+      waits.deleteAccount(accountId);
+      runs.deleteAccount(accountId);
+    },
+  };
+}

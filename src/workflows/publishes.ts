@@ -1,0 +1,193 @@
+import type { Dialect } from "../core/dialect.ts";
+import { badRequest, HttpError } from "../core/errors.ts";
+import { ConfigSource, type PublishOptions } from "../messages/options.ts";
+import type { PublishInput } from "../messages/publish.ts";
+import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
+import type { CallbackSpec, MessageRecord } from "../model/message.ts";
+import { mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
+import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
+import { readWorkflowPublish, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
+import { isActive } from "./run-state.ts";
+import { bytesOf, textOf } from "./raw-steps.ts";
+import type { RunStore } from "./store.ts";
+
+/** The run is over (or never was): the SDK reads a 400 as "stop quietly, nothing to do". */
+export const runOver = (message: string) => new HttpError(400, message);
+
+/**
+ * Publishes that belong to a workflow run (they carry `<Prefix>-Workflow-RunId`), seen inside the
+ * write that stores them: a trigger starts its run (a second trigger of the same id is a
+ * duplicate), a step joins its run's list and inherits the trigger's settings, a `context.call`
+ * arranges for its answer to come back as part of the run. Steps of a run that is over are
+ * refused with 400.
+ */
+export class WorkflowPublishes {
+  private readonly names: WorkflowHeaderNames;
+
+  constructor(
+    private readonly runs: RunStore,
+    private readonly dialect: Dialect,
+    private readonly usage: UsageRecorder,
+  ) {
+    this.names = workflowHeaders(dialect);
+  }
+
+  /** Whether a publish belongs to a run: its refusals are then the whole request's answer. */
+  readonly isWorkflow = (headers: Headers): boolean => headers.has(this.names.runId);
+
+  /** Runs inside the storing write: per message, the id of the message it duplicates, if any. */
+  readonly admit = (input: PublishInput, messages: MessageRecord[], _options: PublishOptions, nowMs: number): Array<string | undefined> | undefined => {
+    const wf = readWorkflowPublish(this.names, input.headers);
+    if (!wf) return undefined;
+    if (messages.length !== 1) throw badRequest(`a workflow message goes to one URL, not to a URL Group`);
+    const m = messages[0]!;
+    const src = new ConfigSource(this.dialect, input.headers, input.query);
+    const given = (suffix: string) => src.get(suffix) !== undefined;
+    if (wf.init) return [this.start(input, m, wf, nowMs)];
+    const run = this.activeRun(input.account.id, wf.runId);
+    if (wf.callType === "toCallback") this.call(run, m, given, nowMs);
+    else this.step(run, m, wf.callType, given, nowMs);
+    return [undefined];
+  };
+
+  private activeRun(accountId: string, runId: string): RunRecord {
+    const run = this.runs.getRun(accountId, runId);
+    if (!run) throw runOver(`workflow run ${runId} does not exist`);
+    if (!isActive(run.state)) throw runOver(`workflow run ${runId} is over (${run.state})`);
+    return run;
+  }
+
+  /** A trigger (or an invoke's start): the run begins with the message's payload as its first entry. */
+  private start(input: PublishInput, m: MessageRecord, wf: WorkflowPublish, nowMs: number): string | undefined {
+    const accountId = input.account.id;
+    let invoker: Invoker | undefined;
+    if (wf.invoke) ({ payload: m.body, invoker } = readInvoke(m.body));
+    const existing = this.runs.getRun(accountId, wf.runId);
+    const adopting = existing?.awaitingSdk && wf.triggerBySdk;
+    if (existing && !adopting) return this.runs.prefix(accountId, wf.runId, 0)[0]?.messageId ?? "";
+
+    const config: RunConfig = {
+      retries: m.maxRetries,
+      retryDelayExpr: m.retryDelayExpr,
+      flow: m.flow,
+      failureCallback: m.failureCallback,
+      headers: m.headers,
+    };
+    const run: RunRecord = {
+      ...(existing ?? { accountId, runId: wf.runId, createdAt: nowMs, state: "RUN_STARTED" as const, callerIp: input.callerIp }),
+      url: wf.url ?? m.url,
+      labels: m.labels,
+      config,
+      invoker: invoker ?? existing?.invoker,
+      // Started for a caller without the SDK: the endpoint's SDK triggers it again, with the same id.
+      awaitingSdk: !existing && m.headers.some(([name]) => name.toLowerCase() === this.names.unknownSdk.toLowerCase()),
+    };
+    const entry = this.entryOf(run, m, "step", nowMs);
+    if (existing) {
+      this.runs.saveRun(run);
+      this.runs.retagStep({ ...entry, position: 0 });
+    } else {
+      this.runs.insertRun(run);
+      this.runs.appendStep(entry);
+      this.usage.count(accountId, WorkflowMetric.runStarted, 1, nowMs);
+    }
+    this.join(run, m, "step", true);
+    return undefined;
+  }
+
+  /** A step result, plan step or event: inherits what the trigger set unless it sets it itself. */
+  private step(run: RunRecord, m: MessageRecord, callType: CallType, given: (suffix: string) => boolean, nowMs: number): void {
+    const c = run.config;
+    if (!given("Retries")) m.maxRetries = c.retries;
+    if (!given("Retry-Delay")) m.retryDelayExpr = c.retryDelayExpr;
+    if (!given("Flow-Control-Key")) m.flow = c.flow;
+    if (!given("Failure-Callback")) m.failureCallback = c.failureCallback;
+    m.headers = mergeHeaders(c.headers, m.headers);
+    this.runs.appendStep(this.entryOf(run, m, callType, nowMs));
+    this.join(run, m, callType, false);
+  }
+
+  /**
+   * `context.call`: the request goes to the third party as it is; its answer comes back to the
+   * workflow once, as the run's next message, with the run's settings and the user's headers.
+   */
+  private call(run: RunRecord, m: MessageRecord, given: (suffix: string) => boolean, nowMs: number): void {
+    const c = run.config;
+    this.runs.appendStep(this.entryOf(run, m, "toCallback", nowMs));
+    m.workflow = { runId: run.runId, callType: "toCallback" };
+    m.callbackOnce = true;
+    if (!m.callback) return;
+    m.callback = {
+      ...m.callback,
+      headers: [...mergeHeaders(this.userHeaders(c), m.callback.headers), ...runHeaders(this.names, run)],
+      retries: given("Callback-Retries") ? m.callback.retries : c.retries,
+      retryDelayExpr: given("Callback-Retry-Delay") ? m.callback.retryDelayExpr : c.retryDelayExpr,
+      flow: c.flow,
+      failureCallback: c.failureCallback && this.failureCallbackOf(run, c.failureCallback),
+      workflow: { runId: run.runId, callType: "fromCallback" },
+    };
+    this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
+  }
+
+  /** Marks the message as the run's, with the run's delivery headers and failure callback. */
+  private join(run: RunRecord, m: MessageRecord, callType: CallType, init: boolean): void {
+    m.workflow = init ? { runId: run.runId, callType, init } : { runId: run.runId, callType };
+    m.headers = [...withoutHeaders(m.headers, [this.names.runId, this.names.url, this.names.createdAt]), ...runHeaders(this.names, run)];
+    if (m.failureCallback) m.failureCallback = this.failureCallbackOf(run, m.failureCallback);
+    if (m.labels === undefined) m.labels = run.labels;
+    this.usage.count(run.accountId, WorkflowMetric.messages, 1, m.createdAt);
+  }
+
+  private failureCallbackOf(run: RunRecord, spec: CallbackSpec): CallbackSpec {
+    return {
+      ...spec,
+      headers: [...withoutHeaders(spec.headers, [this.names.runId, this.names.url, this.names.createdAt]), ...runHeaders(this.names, run)],
+      workflow: { runId: run.runId, callType: "failureCall" },
+    };
+  }
+
+  /** The user's headers of the trigger, without what marks a delivery as a step (callbacks must not look like steps). */
+  private userHeaders(c: RunConfig) {
+    return withoutHeaders(c.headers, ["content-type", this.names.sdkVersion]);
+  }
+
+  private entryOf(run: RunRecord, m: MessageRecord, callType: CallType, nowMs: number) {
+    return {
+      accountId: run.accountId,
+      runId: run.runId,
+      messageId: m.id,
+      callType,
+      url: m.url,
+      method: m.method,
+      body: m.body,
+      createdAt: nowMs,
+      headers: m.headers,
+      retries: m.maxRetries,
+      retryDelayExpr: m.retryDelayExpr,
+    };
+  }
+}
+
+/** The body of an invoke: the invoked run's payload and who waits for its result. */
+function readInvoke(body: Uint8Array): { payload: Uint8Array; invoker: Invoker } {
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(textOf(body));
+  } catch {
+    throw badRequest("invalid workflow invoke body: not JSON");
+  }
+  const { workflowRunId, workflowUrl, workflowRunCreatedAt, headers, step } = value ?? {};
+  if (typeof workflowRunId !== "string" || typeof workflowUrl !== "string" || typeof step !== "object" || step === null)
+    throw badRequest("invalid workflow invoke body: needs workflowRunId, workflowUrl and step");
+  const inner = value.body;
+  return {
+    payload: bytesOf(typeof inner === "string" ? inner : inner === undefined || inner === null ? "" : JSON.stringify(inner)),
+    invoker: {
+      workflowRunId,
+      workflowUrl,
+      workflowRunCreatedAt: Number(workflowRunCreatedAt) || 0,
+      headers: (typeof headers === "object" && headers !== null ? headers : {}) as Record<string, string[]>,
+      step: step as Record<string, unknown>,
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import { Elysia, t } from "elysia";
+import type { AccountRegistry } from "../accounts/accounts.ts";
+import type { AppContext } from "../context/app-context.ts";
+import { notFound } from "../core/errors.ts";
+import { messagingAuth } from "../http/auth.ts";
+import { readBodyLimited } from "../http/body.ts";
+import { optionalInt, parseCursor } from "../http/query.ts";
+import { callerIp, rawAfter } from "../http/request.ts";
+import { compact } from "../messages/views.ts";
+import { RUN_STATES, type RunState } from "./model.ts";
+import type { RunService } from "./runs.ts";
+import type { RunFilter } from "./store.ts";
+import type { TriggerService } from "./trigger.ts";
+import type { WaitService } from "./waits.ts";
+import { webhookEvent } from "./webhook.ts";
+
+export interface WorkflowRouteDeps {
+  runs: RunService;
+  waits: WaitService;
+  trigger: TriggerService;
+}
+
+const RunIdParams = t.Object({ runId: t.String({ minLength: 1 }) });
+const EventIdParams = t.Object({ eventId: t.String({ minLength: 1 }) });
+
+const LogsQuery = t.Object(
+  {
+    groupBy: t.Optional(t.String()),
+    workflowRunId: t.Optional(t.String()),
+    state: t.Optional(t.Union(RUN_STATES.map((s) => t.Literal(s)))),
+    workflowUrl: t.Optional(t.String()),
+    workflowCreatedAt: t.Optional(t.Numeric()),
+    fromDate: t.Optional(t.Numeric()),
+    toDate: t.Optional(t.Numeric()),
+    callerIp: t.Optional(t.String()),
+    flowControlKey: t.Optional(t.String()),
+    cursor: t.Optional(t.String()),
+    count: t.Optional(t.Numeric({ minimum: 1, maximum: 100 })),
+  },
+  { additionalProperties: true },
+);
+
+/** Every value of a query key, repeated or comma-separated; undefined when absent. */
+function queryList(request: Request, key: string): string[] | undefined {
+  const values = new URL(request.url).searchParams.getAll(key).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  return values.length > 0 ? values : undefined;
+}
+
+const optionalString = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
+
+/** Filters of run listings and bulk cancel, from the query (labels may repeat). */
+function runFilter(query: Record<string, unknown>, request: Request, urlPrefix: boolean): RunFilter {
+  return {
+    runIds: queryList(request, "workflowRunId"),
+    states: query.state ? [query.state as RunState] : undefined,
+    url: optionalString(query.workflowUrl),
+    urlPrefix,
+    labels: queryList(request, "label"),
+    callerIp: optionalString(query.callerIp),
+    flowControlKey: optionalString(query.flowControlKey),
+    createdAt: optionalInt(query.workflowCreatedAt, "workflowCreatedAt"),
+    fromDate: optionalInt(query.fromDate, "fromDate"),
+    toDate: optionalInt(query.toDate, "toDate"),
+  };
+}
+
+/** The workflow protocol's own endpoints (workflow messages themselves use publish and batch). */
+export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
+  const logs = ({ account, query, request }: { account: { id: string }; query: Record<string, unknown>; request: Request }) =>
+    compact(deps.runs.logs(account.id, runFilter(query, request, false), parseCursor(query.cursor), Number(query.count ?? 100)));
+
+  return new Elysia()
+    .use(messagingAuth(ctx.accounts, ctx.dialect))
+    .get("/v2/workflows/events", logs, { query: LogsQuery, detail: { summary: "Workflow runs with their steps (client.logs), newest first" } })
+    .get("/v2/workflows/logs", logs, { query: LogsQuery, detail: { summary: "Workflow runs with their steps, newest first" } })
+    .get("/v2/workflows/runs/:runId", ({ account, params }) => deps.runs.rawSteps(account.id, params.runId), {
+      params: RunIdParams,
+      detail: { summary: "A running workflow run's raw steps (the SDK's lazy fetch)" },
+    })
+    .delete(
+      "/v2/workflows/runs/:runId",
+      async ({ account, params, query, request }) => {
+        await deps.runs.end(account.id, params.runId, query.cancel === "true", await request.text());
+        return {};
+      },
+      {
+        params: RunIdParams,
+        query: t.Object({ cancel: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])) }),
+        parse: "none",
+        detail: { summary: "End a workflow run: finished (body = its result) or cancelled" },
+      },
+    )
+    .delete(
+      "/v2/workflows/runs",
+      async ({ account, query, request }) => {
+        const runIds = queryList(request, "workflowRunIds");
+        const exact = query.workflowUrlExactMatch === "true";
+        const count = optionalInt(query.count, "count", { min: 1 });
+        const cancelled = await deps.runs.cancel(account.id, { runIds, filter: runFilter(query, request, !exact), count });
+        return { cancelled };
+      },
+      { query: t.Record(t.String(), t.String()), detail: { summary: "Cancel workflow runs by ids or filters" } },
+    )
+    .post(
+      "/v2/wait/:eventId",
+      async ({ account, params, body, request }) => {
+        await deps.waits.wait(account, params.eventId, body, request.headers);
+        return {};
+      },
+      {
+        params: EventIdParams,
+        body: t.Object({
+          url: t.String({ minLength: 1 }),
+          timeout: t.Optional(t.Union([t.String(), t.Number()])),
+          timeoutUrl: t.Optional(t.String()),
+          timeoutBody: t.Optional(t.String()),
+          timeoutHeaders: t.Optional(t.Record(t.String(), t.Array(t.String()))),
+          step: t.Record(t.String(), t.Unknown()),
+        }),
+        detail: { summary: "A workflow step waits for an event (context.waitForEvent)" },
+      },
+    )
+    // One parameter name at one position (the router requires it): `id` is the event id of
+    // `/v2/notify/{eventId}` and the run id of `/v2/notify/{workflowRunId}/{eventId}`.
+    .post(
+      "/v2/notify/:id",
+      async ({ account, params, request }) =>
+        deps.waits.notify(account, params.id, await readBodyLimited(request, account.limits.maxMessageSize)),
+      { params: t.Object({ id: t.String({ minLength: 1 }) }), parse: "none", detail: { summary: "Notify every step waiting for an event" } },
+    )
+    .post(
+      "/v2/notify/:id/:eventId",
+      async ({ account, params, request }) =>
+        deps.waits.notify(account, params.eventId, await readBodyLimited(request, account.limits.maxMessageSize), params.id),
+      {
+        params: t.Object({ id: t.String({ minLength: 1 }), eventId: t.String({ minLength: 1 }) }),
+        parse: "none",
+        detail: { summary: "Notify one run's wait for an event (kept until the run waits for it)" },
+      },
+    )
+    .get("/v2/waiters/:eventId", ({ account, params }) => deps.waits.waiters(account, params.eventId), {
+      params: EventIdParams,
+      detail: { summary: "The steps waiting for an event" },
+    })
+    .post(
+      "/v2/trigger/*",
+      async ({ account, request, server }) =>
+        deps.trigger.trigger(account, {
+          destination: rawAfter(request, "/v2/trigger/"),
+          headers: request.headers,
+          body: await readBodyLimited(request, account.limits.maxMessageSize),
+          callerIp: callerIp(server, request),
+        }),
+      { parse: "none", detail: { summary: "Start a workflow run for a caller without the SDK" } },
+    );
+}
+
+/**
+ * `/v2/workflows/hooks/{userId}/{runId}/{eventId}`: the URL `context.createWebhook` hands out, called
+ * by third parties without credentials; any method. The call becomes the event of the run's wait.
+ */
+export function webhookRoutes(accounts: AccountRegistry, waits: WaitService) {
+  return new Elysia().all(
+    "/v2/workflows/hooks/:userId/:runId/:eventId",
+    async ({ params, request }) => {
+      const account = accounts.byId(params.userId);
+      if (!account) throw notFound(`user ${params.userId} not found`);
+      const event = webhookEvent(request, await readBodyLimited(request, account.limits.maxMessageSize));
+      return waits.notify(account, params.eventId, event, params.runId);
+    },
+    {
+      params: t.Object({ userId: t.String(), runId: t.String(), eventId: t.String() }),
+      parse: "none",
+      detail: { summary: "A workflow webhook (context.createWebhook): any method, no credentials", security: [] },
+    },
+  );
+}

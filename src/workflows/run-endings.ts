@@ -1,0 +1,127 @@
+import type { Account } from "../accounts/accounts.ts";
+import { HttpError } from "../core/errors.ts";
+import { compact } from "../messages/views.ts";
+import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
+import type { MessageRecord } from "../model/message.ts";
+import { headersOf, pairsOfMap } from "./headers.ts";
+import type { RunRecord } from "./model.ts";
+import { bytesOf } from "./raw-steps.ts";
+import { endRun, type RunEnding } from "./run-state.ts";
+import type { RunStore } from "./store.ts";
+import type { WaitStore } from "./wait-store.ts";
+
+const METRIC: Record<RunEnding, string> = {
+  finished: WorkflowMetric.runCompleted,
+  cancelled: WorkflowMetric.runCanceled,
+  failed: WorkflowMetric.runFailed,
+};
+
+/** Ends runs: the state change, durable with the write that causes it. */
+export class RunEndings {
+  constructor(
+    private readonly runs: RunStore,
+    private readonly usage: UsageRecorder,
+  ) {}
+
+  /**
+   * Inside a write: ends the run as `ending` with `details`, marked unsettled until what it
+   * left behind is dealt with. False when it had already ended.
+   */
+  end(run: RunRecord, ending: RunEnding, nowMs: number, details: Partial<RunRecord> = {}): boolean {
+    const state = endRun(run.state, ending);
+    if (!state) return false;
+    Object.assign(run, details, { state, completedAt: nowMs, unsettled: true });
+    this.runs.saveRun(run);
+    this.usage.count(run.accountId, METRIC[ending], 1, nowMs);
+    return true;
+  }
+}
+
+/** What settling needs of the message engine, inside a write. */
+export interface RunMessages {
+  /** The message if it still waits or is in flight. */
+  get(accountId: string, messageId: string): MessageRecord | undefined;
+  /** Cancels it (an attempt in flight is disowned); false if it was already gone. */
+  cancel(m: MessageRecord, nowMs: number): boolean;
+  /** Publishes a message as a client would (inside the write); returns its id. */
+  publish(account: Account, url: string, headers: Headers, body: Uint8Array, nowMs: number): string;
+}
+
+/**
+ * Deals with what an ended run left behind: its messages still waiting are cancelled, its waits
+ * end, and a run started by `context.invoke` hands its result to the invoking run. A run ended by
+ * a request settles in that request's write; one ended by a delivery's outcome settles in a write
+ * of its own right after (the outcome's write must not publish), found again after a crash.
+ */
+export class RunSettler {
+  private scheduled = false;
+
+  constructor(
+    private readonly runs: RunStore,
+    private readonly waits: WaitStore,
+    private readonly messages: RunMessages,
+    private readonly accounts: { byId(id: string): Account | undefined },
+    private readonly commit: { run<T>(write: () => T): Promise<T>; afterCommit(fn: (committed: boolean) => void): void },
+    private readonly clock: { now(): number },
+    private readonly log: { error(message: string, fields?: Record<string, unknown>): void },
+  ) {}
+
+  /**
+   * Inside a write: cancels the run's messages (sparing those in flight when the run finished: the
+   * SDK ends a run from inside the delivery of its last step), ends its waits, answers its invoker.
+   */
+  settle(run: RunRecord, nowMs: number, spareInFlight = false): void {
+    for (const entry of this.runs.steps(run.accountId, run.runId)) {
+      const m = this.messages.get(run.accountId, entry.messageId);
+      if (m && !(spareInFlight && m.state === "ACTIVE")) this.messages.cancel(m, nowMs);
+    }
+    this.waits.deleteRun(run.accountId, run.runId);
+    this.answerInvoker(run, nowMs);
+    run.unsettled = false;
+    this.runs.saveRun(run);
+  }
+
+  /** Inside the write that ended runs without settling them: settle them right after it commits. */
+  settleAfterCommit(): void {
+    this.commit.afterCommit((committed) => {
+      if (committed) this.schedule();
+    });
+  }
+
+  /** Settles every run left unsettled (at start: a crash between the two writes). */
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.commit
+      .run(() => {
+        this.scheduled = false;
+        const now = this.clock.now();
+        for (const run of this.runs.unsettledRuns(1000)) this.settle(run, now);
+      })
+      .catch((error) => {
+        this.scheduled = false;
+        // The marks stay: the next ended run or the next start settles them.
+        this.log.error("settling ended workflow runs failed", { error: String((error as Error)?.message ?? error) });
+      });
+  }
+
+  /** `context.invoke` waits for this run: its result (or how it ended) becomes the invoker's next step. */
+  private answerInvoker(run: RunRecord, nowMs: number): void {
+    const invoker = run.invoker;
+    const account = this.accounts.byId(run.accountId);
+    if (!invoker || !account) return;
+    const failed = run.state === "RUN_FAILED";
+    const out = compact({
+      body: run.state === "RUN_SUCCESS" ? run.result || undefined : failed ? run.failureFunction?.failResponse : undefined,
+      isFailed: failed || undefined,
+      isCanceled: run.state === "RUN_CANCELED" || undefined,
+    });
+    const step = { ...invoker.step, stepType: "Invoke", out: JSON.stringify(out) };
+    try {
+      this.messages.publish(account, invoker.workflowUrl, headersOf(pairsOfMap(invoker.headers)), bytesOf(JSON.stringify(step)), nowMs);
+    } catch (error) {
+      // The invoking run is over (cancelled meanwhile): nobody waits for the answer.
+      if (!(error instanceof HttpError)) throw error;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import { headerMap } from "../messages/views.ts";
+import type { MessageListener } from "../model/events.ts";
+import type { MessageRecord } from "../model/message.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { FailureCallbackState, RunRecord } from "./model.ts";
+import { textOf } from "./raw-steps.ts";
+import type { RunEndings } from "./run-endings.ts";
+import { isActive } from "./run-state.ts";
+import type { RunStore } from "./store.ts";
+
+/** What the SDK's endpoint answered when a step failed: the error's message, else the body's text. */
+function failResponse(outcome: DeliveryOutcome, error: string): string {
+  if (!outcome.body?.length) return error;
+  const text = textOf(outcome.body);
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed?.message === "string") return parsed.message;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text;
+}
+
+/**
+ * Keeps runs in step with their messages, inside the write that changes the message: a step that
+ * fails for good fails its run (with the DLQ entry and the failure function's call), a call's
+ * answer joins the run's list, the failure function's call records how it went.
+ */
+export class RunEvents implements MessageListener {
+  constructor(
+    private readonly runs: RunStore,
+    private readonly endings: RunEndings,
+    private readonly settler: { settleAfterCommit(): void },
+  ) {}
+
+  created({ message: m }: { message: MessageRecord; atMs: number }): void {
+    const tag = m.workflow;
+    if (tag?.callType === "fromCallback") {
+      const run = this.runs.getRun(m.accountId, tag.runId);
+      if (!run || !isActive(run.state)) return;
+      this.runs.appendStep({
+        accountId: m.accountId,
+        runId: run.runId,
+        messageId: m.id,
+        callType: "fromCallback",
+        url: m.url,
+        method: m.method,
+        body: m.body,
+        createdAt: m.createdAt,
+        headers: m.headers,
+        retries: m.maxRetries,
+        retryDelayExpr: m.retryDelayExpr,
+      });
+    } else if (tag?.callType === "failureCall") {
+      this.updateFailureFunction(m, (f) => ({ ...f, messageId: m.id, url: m.url, state: "CALLBACK_INPROGRESS" }));
+    }
+  }
+
+  delivered({ message: m, outcome }: { message: MessageRecord; outcome: DeliveryOutcome }): void {
+    if (m.workflow?.callType === "failureCall") this.failureCallEnded(m, "CALLBACK_SUCCESS", outcome);
+  }
+
+  failed({ message: m, outcome, error, dlqId, atMs }: { message: MessageRecord; outcome: DeliveryOutcome; error: string; dlqId: string; atMs: number }): void {
+    const tag = m.workflow;
+    if (tag?.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_FAIL", outcome);
+    // A failed `context.call` is the call's answer, not the run's failure: the callback carries it.
+    if (tag?.callType !== "step" && tag?.callType !== "fromCallback") return;
+    const run = this.runs.getRun(m.accountId, tag.runId);
+    if (!run || !isActive(run.state)) return;
+    const failureFunction = m.failureCallback && {
+      messageId: "",
+      url: m.failureCallback.url,
+      state: "CALLBACK_INPROGRESS" as const,
+      dlqId,
+      failStatus: outcome.status ?? 0,
+      failResponse: failResponse(outcome, error),
+      failHeaders: headerMap(outcome.headers),
+    };
+    this.endings.end(run, "failed", atMs, { dlqId, failureFunction });
+    this.settler.settleAfterCommit();
+  }
+
+  cancelled({ message: m }: { message: MessageRecord; atMs: number }): void {
+    if (m.workflow?.callType === "failureCall") this.updateFailureFunction(m, (f) => ({ ...f, state: "CALLBACK_CANCELED" }));
+  }
+
+  private failureCallEnded(m: MessageRecord, state: FailureCallbackState, outcome: DeliveryOutcome): void {
+    this.updateFailureFunction(m, (f) => ({
+      ...f,
+      state,
+      responseStatus: outcome.status,
+      responseBody: outcome.body ? textOf(outcome.body) : undefined,
+      responseHeaders: outcome.headers ? headerMap(outcome.headers) : undefined,
+    }));
+  }
+
+  private updateFailureFunction(m: MessageRecord, change: (f: NonNullable<RunRecord["failureFunction"]>) => RunRecord["failureFunction"]): void {
+    const run = this.runs.getRun(m.accountId, m.workflow!.runId);
+    if (!run?.failureFunction) return;
+    run.failureFunction = change(run.failureFunction);
+    this.runs.saveRun(run);
+  }
+}

@@ -1,0 +1,40 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { Dialect } from "../core/dialect.ts";
+import { randomBase58 } from "../core/ids.ts";
+import { parseDestination } from "../messages/destination.ts";
+import type { PublishService } from "../messages/publish.ts";
+import type { WorkflowHeaderNames } from "./protocol.ts";
+import type { RunStore } from "./store.ts";
+
+export interface TriggerRequest {
+  /** What follows `/v2/trigger/`: the workflow URL (and its query). */
+  destination: string;
+  headers: Headers;
+  body: Uint8Array;
+  callerIp?: string;
+}
+
+/**
+ * Starts a run for a caller without the SDK (`POST /v2/trigger/{url}`): the endpoint is called with
+ * `<Prefix>-Workflow-Unknown-Sdk` and the run's id, and its SDK starts the run as its own trigger
+ * would, with the same id.
+ */
+export class TriggerService {
+  constructor(
+    private readonly publisher: PublishService,
+    private readonly runs: RunStore,
+    private readonly dialect: Dialect,
+    private readonly names: WorkflowHeaderNames,
+  ) {}
+
+  async trigger(account: Account, request: TriggerRequest): Promise<{ workflowRunId: string; workflowCreatedAt: number }> {
+    const headers = new Headers(request.headers);
+    const runId = headers.get(this.names.runId) ?? `wfr_${randomBase58(21)}`;
+    headers.set(this.names.runId, runId);
+    headers.set(this.names.init, "true");
+    headers.set(`${this.dialect.prefix}-Forward-${this.names.unknownSdk}`, "true");
+    const { destination, query } = parseDestination(request.destination, this.dialect);
+    await this.publisher.publish({ account, destination, headers, query, body: request.body, callerIp: request.callerIp });
+    return { workflowRunId: runId, workflowCreatedAt: this.runs.getRun(account.id, runId)?.createdAt ?? 0 };
+  }
+}

@@ -1,0 +1,83 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import type { StoredWaiter, WaitStore } from "./wait-store.ts";
+
+const BATCH = 200;
+/** Wall-clock pause before trying again after a failed write (locked or full database). */
+const RETRY_MS = 500;
+
+/**
+ * Fires the deadlines of waiting steps on the server clock (a manual clock fires them as it
+ * advances): one timer, armed for the earliest deadline in the store, so waits survive restarts.
+ */
+export class WaitTimeouts {
+  readonly name = "workflow wait timeouts";
+  private timerAt = Infinity;
+  private cancelTimer: (() => void) | null = null;
+  private running = false;
+
+  constructor(
+    private readonly waits: WaitStore,
+    private readonly clock: Clock,
+    private readonly commit: { run<T>(write: () => T): Promise<T> },
+    private readonly accounts: { byId(id: string): Account | undefined },
+    /** Inside the write: the waiter timed out (it is already removed from the store). */
+    private readonly timedOut: (account: Account, waiter: StoredWaiter, nowMs: number) => void,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.arm();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    this.timerAt = Infinity;
+  }
+
+  /** A waiter with this deadline was stored. */
+  readonly deadlineAdded = (deadlineMs: number): void => {
+    if (this.running && deadlineMs < this.timerAt) this.armAt(deadlineMs);
+  };
+
+  private arm(): void {
+    if (!this.running) return;
+    const next = this.waits.nextDeadline();
+    if (next !== null) this.armAt(next);
+  }
+
+  private armAt(atMs: number): void {
+    this.cancelTimer?.();
+    this.timerAt = atMs;
+    this.cancelTimer = this.clock.at(atMs, () => {
+      this.timerAt = Infinity;
+      this.cancelTimer = null;
+      this.fireDue();
+    });
+  }
+
+  private fireDue(): void {
+    if (!this.running) return;
+    this.commit
+      .run(() => {
+        const now = this.clock.now();
+        const due = this.waits.due(now, BATCH);
+        for (const waiter of due) {
+          const account = this.accounts.byId(waiter.accountId);
+          if (this.waits.delete(waiter.id) && account) this.timedOut(account, waiter, now);
+        }
+        return due.length;
+      })
+      .then(
+        (fired) => (fired === BATCH ? this.fireDue() : this.arm()),
+        (error) => {
+          this.log.error("workflow wait timeouts failed; trying again", { error: String((error as Error)?.message ?? error) });
+          setTimeout(() => this.fireDue(), RETRY_MS);
+        },
+      );
+  }
+}

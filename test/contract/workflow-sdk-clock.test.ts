@@ -1,0 +1,70 @@
+/**
+ * Workflow sleeps, waits and their timeouts follow svcd's manual clock: a sleeping step is not
+ * delivered a moment before its time and is delivered as soon as the clock reaches it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
+
+let w: WorkflowWorld;
+
+beforeAll(async () => {
+  w = await startWorkflowWorld({ config: { clock: "manual" } });
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+const serverNow = async () => ((await (await w.svc.api("/__svc/clock")).json()) as { now: number }).now;
+
+describe("workflow time on the manual clock", () => {
+  test("context.sleep: the next step is not delivered before the sleep ends, and is right after", async () => {
+    const ran: string[] = [];
+    const url = w.serve("/wf/sleep", async (context) => {
+      await context.run("before", () => ran.push("before"));
+      await context.sleep("nap", 120);
+      await context.run("after", () => ran.push("after"));
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(ran).toEqual(["before"]);
+    await w.advance(119_999);
+    expect(ran).toEqual(["before"]);
+    await w.advance(1);
+    expect(ran).toEqual(["before", "after"]);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
+
+  test("context.sleepUntil: the step waits for the given instant on the server clock", async () => {
+    const ran: string[] = [];
+    const wakeAt = Math.floor((await serverNow()) / 1000) + 3600;
+    const url = w.serve("/wf/sleep-until", async (context) => {
+      await context.sleepUntil("until", wakeAt);
+      await context.run("after", () => ran.push("after"));
+    });
+    await w.client.trigger({ url });
+    await w.flush();
+    await w.advance(wakeAt * 1000 - (await serverNow()) - 1);
+    expect(ran).toEqual([]);
+    await w.advance(1);
+    expect(ran).toEqual(["after"]);
+  });
+
+  test("waitForEvent times out at its deadline: the run goes on with timeout true and no data", async () => {
+    const results: unknown[] = [];
+    const url = w.serve("/wf/wait-timeout", async (context) => {
+      const outcome = await context.waitForEvent("wait", "never-comes", { timeout: "30s" });
+      await context.run("record", () => {
+        results.push(outcome);
+      });
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(await w.client.getWaiters({ eventId: "never-comes" })).toHaveLength(1);
+    await w.advance(29_999);
+    expect(results).toEqual([]);
+    await w.advance(1);
+    expect(results).toEqual([{ eventData: undefined, timeout: true }]);
+    expect(await w.client.getWaiters({ eventId: "never-comes" })).toEqual([]);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
+});

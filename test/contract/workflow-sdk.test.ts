@@ -1,0 +1,156 @@
+/**
+ * The official workflow SDK (`@upstash/workflow`), unchanged, runs durable functions on svcd in
+ * the hosted dialect: its `serve` endpoints live in a local Bun.serve app, its `Client` triggers,
+ * inspects and cancels runs.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
+
+let w: WorkflowWorld;
+
+beforeAll(async () => {
+  w = await startWorkflowWorld();
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+describe("workflow runs on svcd", () => {
+  test("sequential steps run once each, in order, with each result passed on; the run ends with its result", async () => {
+    const ran: string[] = [];
+    const url = w.serve<{ n: number }>("/wf/sequential", async (context) => {
+      const a = await context.run("add-one", () => {
+        ran.push("add-one");
+        return context.requestPayload.n + 1;
+      });
+      const b = await context.run("double", () => {
+        ran.push("double");
+        return a * 2;
+      });
+      const c = await context.run("describe", () => {
+        ran.push("describe");
+        return `result ${b}`;
+      });
+      return c;
+    });
+    const { workflowRunId } = await w.client.trigger({ url, body: { n: 4 } });
+    await w.flush();
+    expect(ran).toEqual(["add-one", "double", "describe"]);
+    const run = await w.run(workflowRunId);
+    expect(run).toMatchObject({ workflowRunId, workflowUrl: url, workflowState: "RUN_SUCCESS", workflowRunResponse: '"result 10"' });
+    const names = run!.steps.filter((g) => g.type !== "next").map((g) => g.steps[0]!.stepName);
+    expect(names).toEqual(["init", "add-one", "double", "describe"]);
+    expect((run!.steps[1]!.steps[0] as { out?: unknown }).out).toBe(5);
+  });
+
+  test("context.call reaches a local endpoint with method, headers and body; its status, headers and body reach the workflow", async () => {
+    const seen: Array<{ method: string; key: string | null; body: string }> = [];
+    const third = w.route("/third-party", async (req) => {
+      seen.push({ method: req.method, key: req.headers.get("x-key"), body: await req.text() });
+      return Response.json({ accepted: true }, { status: 201, headers: { "x-answer": "42" } });
+    });
+    const answers: unknown[] = [];
+    const url = w.serve("/wf/call", async (context) => {
+      const response = await context.call("ask", { url: third, method: "PUT", body: JSON.stringify({ q: 1 }), headers: { "x-key": "k1" } });
+      await context.run("record", () => {
+        answers.push(response);
+      });
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(seen).toEqual([{ method: "PUT", key: "k1", body: '{"q":1}' }]);
+    expect(answers).toHaveLength(1);
+    const answer = answers[0] as { status: number; body: unknown; header: Record<string, string[]> };
+    expect(answer.status).toBe(201);
+    expect(answer.body).toEqual({ accepted: true });
+    expect(new Headers(Object.entries(answer.header).map(([k, v]): [string, string] => [k, v[0]!])).get("x-answer")).toBe("42");
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
+
+  test("parallel steps with Promise.all run each branch once and join their results", async () => {
+    const ran: string[] = [];
+    const url = w.serve("/wf/parallel", async (context) => {
+      const [a, b, c] = await Promise.all([
+        context.run("a", () => (ran.push("a"), 1)),
+        context.run("b", () => (ran.push("b"), 20)),
+        context.run("c", () => (ran.push("c"), 300)),
+      ]);
+      return await context.run("sum", () => (ran.push("sum"), a + b + c));
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(ran.filter((r) => r !== "sum").sort()).toEqual(["a", "b", "c"]);
+    expect(ran.at(-1)).toBe("sum");
+    const run = (await w.run(workflowRunId))!;
+    expect(run.workflowState).toBe("RUN_SUCCESS");
+    expect(run.workflowRunResponse).toBe("321");
+    const parallel = run.steps.find((g) => g.type === "parallel")!;
+    expect(parallel.steps.map((s) => s.stepName).sort()).toEqual(["a", "b", "c"]);
+  });
+
+  test("a step that throws with retries 0 runs the failure function once with the initial payload; the run shows failed", async () => {
+    const failures: Array<{ payload: unknown; status: number; response: string }> = [];
+    let attempts = 0;
+    const url = w.serve<{ order: number }>(
+      "/wf/failing",
+      async (context) => {
+        await context.run("fine", () => "ok");
+        await context.run("boom", () => {
+          attempts++;
+          throw new Error("kaboom");
+        });
+      },
+      {
+        failureFunction: ({ context, failStatus, failResponse }) => {
+          failures.push({ payload: context.requestPayload, status: failStatus, response: failResponse });
+        },
+      },
+    );
+    const { workflowRunId } = await w.client.trigger({ url, body: { order: 7 }, retries: 0 });
+    await w.flush();
+    expect(attempts).toBe(1);
+    expect(failures).toEqual([{ payload: { order: 7 }, status: 500, response: "kaboom" }]);
+    const run = (await w.run(workflowRunId))!;
+    expect(run.workflowState).toBe("RUN_FAILED");
+    expect(run.dlqId).toBeString();
+    expect(run.failureFunction).toMatchObject({ state: "CALLBACK_SUCCESS", failStatus: 500, failResponse: "kaboom", dlqId: run.dlqId });
+    const next = run.steps.find((g) => g.type === "next")!;
+    expect(next.steps[0]).toMatchObject({ state: "STEP_FAILED", retries: 0 });
+  });
+
+  test("context.cancel() ends the run as cancelled; nothing after it runs", async () => {
+    const ran: string[] = [];
+    const url = w.serve("/wf/cancel-self", async (context) => {
+      await context.run("first", () => ran.push("first"));
+      await context.cancel();
+      await context.run("never", () => ran.push("never"));
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(ran).toEqual(["first"]);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_CANCELED");
+  });
+
+  test("waitForEvent is answered by notify: the waiter is listed, the event data reaches the run", async () => {
+    const results: unknown[] = [];
+    const url = w.serve<{ id: string }>("/wf/approval", async (context) => {
+      const { eventData, timeout } = await context.waitForEvent("wait-approval", `approval-${context.requestPayload.id}`, { timeout: "1h" });
+      await context.run("record", () => {
+        results.push({ eventData, timeout });
+      });
+    });
+    const { workflowRunId } = await w.client.trigger({ url, body: { id: "a1" } });
+    await w.flush();
+    const waiters = await w.client.getWaiters({ eventId: "approval-a1" });
+    expect(waiters).toHaveLength(1);
+    expect(waiters[0]!.url).toBe(url);
+    expect(results).toEqual([]);
+    const notified = await w.client.notify({ eventId: "approval-a1", eventData: { approved: true } });
+    expect(notified).toHaveLength(1);
+    expect(notified[0]!.messageId).toMatch(/^msg_/);
+    await w.flush();
+    expect(results).toEqual([{ eventData: { approved: true }, timeout: false }]);
+    expect(await w.client.getWaiters({ eventId: "approval-a1" })).toEqual([]);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
+});
