@@ -1,10 +1,11 @@
 import { ConfigError, parseCommandLine } from "./config/config.ts";
 import { createServer } from "./server.ts";
 import { printBanner } from "./banner.ts";
-import pkg from "../package.json" with { type: "json" };
+import { versionText } from "./startup/build-info.ts";
+import { startFailureLine } from "./startup/failure-line.ts";
 
-function exitWith(message: string, code: number): never {
-  process.stderr.write(message + "\n");
+function exitWith(message: string, code: number, stream: NodeJS.WriteStream = process.stderr): never {
+  stream.write(message + "\n");
   process.exit(code);
 }
 
@@ -15,26 +16,28 @@ try {
   if (error instanceof ConfigError) exitWith(`svcd: ${error.message}`, 2);
   throw error;
 }
-if (parsed.kind === "help") exitWith(parsed.text, 0);
-if (parsed.kind === "version") exitWith(`svcd ${pkg.version}`, 0);
+if (parsed.kind === "help") exitWith(parsed.text, 0, process.stdout);
+if (parsed.kind === "version") exitWith(versionText(), 0, process.stdout);
 
 const config = parsed.config;
-let server;
+let server: ReturnType<typeof createServer> | undefined;
+let running;
 try {
   server = createServer(config);
+  running = await server.start();
 } catch (error) {
-  if (error instanceof ConfigError) exitWith(`svcd: ${error.message}`, 2);
-  throw error;
+  // A failed start is one line and exit 2; the stack only when asked for.
+  if (config.logLevel === "debug") process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
+  exitWith(`svcd: ${startFailureLine(error)}`, 2);
 }
-const running = await server.start();
 printBanner(config, server.ctx, running);
 
 let signals = 0;
 const shutdown = (signal: string) => {
   signals++;
   if (signals > 1) exitWith(`svcd: second ${signal}, exiting now`, 130);
-  server.ctx.log.info("shutting down", { signal });
-  server.stop().then(() => process.exit(0));
+  server!.ctx.log.info("shutting down", { signal });
+  server!.stop().then(() => process.exit(0));
 };
 process.on("SIGINT", () => shutdown("SIGINT"));
 process.on("SIGTERM", () => shutdown("SIGTERM"));

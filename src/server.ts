@@ -32,6 +32,7 @@ import { flowControlRoutes } from "./flow-control/routes.ts";
 import { FlowControlService } from "./flow-control/service.ts";
 import { FlowStore } from "./flow-control/store.ts";
 import { buildHttpApp } from "./http/app.ts";
+import { listen } from "./http/listen.ts";
 import { eventLogListener } from "./logs/event-log.ts";
 import { logRoutes } from "./logs/routes.ts";
 import { EventStore } from "./logs/store.ts";
@@ -60,7 +61,7 @@ import { ScheduleService } from "./schedules/service.ts";
 import { scheduleStatesListener } from "./schedules/states.ts";
 import { ScheduleStore } from "./schedules/store.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
-import { migrate, openDatabase } from "./store/db.ts";
+import { openStore } from "./store/open.ts";
 import { GroupCommit } from "./store/group-commit.ts";
 import { BackgroundCheckpointer } from "./store/wal.ts";
 import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
@@ -117,8 +118,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
   const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
   const dialect = DIALECTS[config.dialect];
-  const db = openDatabase(config.dbPath, config.busyTimeoutMs);
-  migrate(db, MIGRATIONS);
+  const db = openStore(config.dbPath, config.busyTimeoutMs, MIGRATIONS);
   const commit = new GroupCommit(db);
   const accounts = new AccountRegistry(
     new AccountStore(db),
@@ -266,12 +266,14 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   ];
   const managementPlugins: Plugin[] = management.managementRoutes;
   const controlPlugins: Plugin[] = [
-    healthRoutes({ ready: () => ready }),
-    ...management.controlRoutes,
-    controlRoutes(ctx, {
+    healthRoutes({
       ready: () => ready,
+      notReadyReason: () => (dispatcher.waitingFor ? `recovering the previous run: ${dispatcher.waitingFor}` : null),
       probeStore: () => db.query("SELECT 1").get(),
       pingWorkers: () => pool.ping(),
+    }),
+    ...management.controlRoutes,
+    controlRoutes(ctx, {
       resets,
       clock: clockControl,
     }),
@@ -304,8 +306,15 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     messaging: { dispatcher, pool, events, probe },
     async start() {
       await services.start();
-      mainApp.listen({ port: config.port, hostname: config.host });
-      managementApp?.listen({ port: config.managementPort!, hostname: config.host });
+      try {
+        listen(mainApp, { port: config.port, host: config.host, flag: "--port" });
+        if (managementApp) listen(managementApp, { port: config.managementPort!, host: config.host, flag: "--management-port" });
+      } catch (error) {
+        // The port that did bind is freed, the background services end: nothing outlives a failed start.
+        if (mainApp.server) await mainApp.stop();
+        await services.stop(Date.now());
+        throw error;
+      }
       ready = true;
       const port = mainApp.server!.port!;
       const managementPort = managementApp ? managementApp.server!.port! : port;

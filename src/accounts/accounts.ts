@@ -3,7 +3,7 @@ import type { AccountConfig, ConfigFile } from "../config/config-file.ts";
 import type { DefaultAccountSeed } from "../config/config.ts";
 import { newSigningKey } from "../core/ids.ts";
 import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
-import type { AccountStore } from "./store.ts";
+import type { AccountRow, AccountStore } from "./store.ts";
 
 export interface Account {
   /** The messaging user id; also the owner id of every row the account has. */
@@ -47,7 +47,7 @@ export class AccountRegistry {
       const keepStored = previous && previous.configured_keys === configuredKeys;
       const current = keepStored ? previous.current_signing_key : (entry.currentSigningKey ?? newSigningKey());
       const next = keepStored ? previous.next_signing_key : (entry.nextSigningKey ?? newSigningKey());
-      store.upsert({
+      const row: AccountRow = {
         id: entry.userId,
         email: entry.email,
         api_key: entry.apiKey,
@@ -56,7 +56,9 @@ export class AccountRegistry {
         current_signing_key: current,
         next_signing_key: next,
         configured_keys: configuredKeys,
-      });
+      };
+      // An unchanged account is not written: a restart with the same config works on a full disk.
+      if (!previous || !sameRow(previous, row)) store.upsert(row);
       const account: Account = {
         id: entry.userId,
         email: entry.email,
@@ -109,4 +111,8 @@ export class AccountRegistry {
     }
     return found;
   }
+}
+
+function sameRow(a: AccountRow, b: AccountRow): boolean {
+  return (Object.keys(b) as Array<keyof AccountRow>).every((key) => a[key] === b[key]);
 }

@@ -60,11 +60,19 @@ export type ConfigFile = Static<typeof ConfigFileSchema>;
 export type AccountConfig = Static<typeof AccountEntry>;
 
 export function loadConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a folder" : code === "EACCES" ? "not readable by this user" : (error as Error).message;
+    throw new ConfigError("--config", `cannot read ${path}: ${reason}; check the path given to --config (or SVC_CONFIG)`);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError("--config", `cannot read ${path}: ${(error as Error).message}`);
+    throw new ConfigError("--config", `${path} is not valid JSON (${(error as Error).message}); fix the file or leave --config out`);
   }
   return parseConfigFile(raw, path);
 }

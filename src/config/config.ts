@@ -185,7 +185,18 @@ export function parseCommandLine(
     if (value === undefined) throw new ConfigError(flag, "needs a value");
     option.apply(config, value, flag);
   }
+  checkPorts(config);
   return { kind: "run", config };
+}
+
+/** Two listeners on one port would each answer part of the requests: refuse the start instead. */
+function checkPorts(config: ServerConfig): void {
+  const { port, managementPort } = config;
+  if (managementPort !== null && managementPort !== 0 && managementPort === port)
+    throw new ConfigError(
+      "--management-port",
+      `${managementPort} is also the --port; give the management API a port of its own, or leave --management-port out to serve both APIs on ${port}`,
+    );
 }
 
 export function helpText(): string {
@@ -201,7 +212,7 @@ export function helpText(): string {
     "Options:",
     ...lines,
     `  ${"--help".padEnd(30)} show this help`,
-    `  ${"--version".padEnd(30)} print the version`,
+    `  ${"--version".padEnd(30)} print the version, commit and build date`,
     "",
     "Default account (no --config): SVC_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
     "SVC_EMAIL, SVC_API_KEY, SVC_USER_ID, SVC_PLAN (free | payg | fixed) override its credentials.",

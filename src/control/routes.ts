@@ -6,28 +6,60 @@ import type { ClockControl } from "./clock-control.ts";
 import { withDeadline } from "../core/deadline.ts";
 import type { ResetRegistry } from "./reset.ts";
 
-/** Health needs no credentials: it only says the store is open and the server answers. */
-export function healthRoutes(state: { ready: () => boolean }) {
-  return new Elysia().get(
-    "/__svc/health",
-    ({ set }) => {
-      if (!state.ready()) {
-        set.status = 503;
-        return { status: "starting" };
-      }
-      return { status: "ok" };
-    },
-    { detail: { summary: "Liveness: the process answers (no credentials)", security: [] } },
-  );
-}
-
-export interface ControlDeps {
-  /** Set once the store is open, config and fixtures are loaded and every worker answered. */
+export interface HealthDeps {
+  /** Set once the store is open, config and fixtures are loaded and the listeners are bound. */
   ready: () => boolean;
+  /** Why the server is not ready although it runs (e.g. recovery waits for storage), or null. */
+  notReadyReason: () => string | null;
   /** A cheap query, so a closed or broken database makes the server not ready. */
   probeStore: () => void;
   /** A round trip to every delivery worker. */
   pingWorkers: () => Promise<unknown>;
+}
+
+const WORKER_PING_MS = 2_000;
+
+/**
+ * Liveness and readiness need no credentials: orchestrators probe them without a token, and they
+ * tell nothing about any account.
+ */
+export function healthRoutes(deps: HealthDeps) {
+  return new Elysia()
+    .get(
+      "/__svc/health",
+      ({ set }) => {
+        if (!deps.ready()) {
+          set.status = 503;
+          return { status: "starting" };
+        }
+        return { status: "ok" };
+      },
+      { detail: { summary: "Liveness: the process answers (no credentials)", security: [] } },
+    )
+    .get(
+      "/__svc/ready",
+      async () => {
+        if (!deps.ready()) throw unavailable("not ready: starting");
+        const reason = deps.notReadyReason();
+        if (reason) throw unavailable(`not ready: ${reason}`);
+        try {
+          deps.probeStore();
+        } catch (error) {
+          throw unavailable(`not ready: store: ${(error as Error).message}`);
+        }
+        if (!(await withDeadline(deps.pingWorkers(), WORKER_PING_MS))) throw unavailable("not ready: delivery workers do not answer");
+        return { status: "ready" };
+      },
+      {
+        detail: {
+          summary: "Readiness: store open and recovered, config and fixtures loaded, delivery workers answering (no credentials)",
+          security: [],
+        },
+      },
+    );
+}
+
+export interface ControlDeps {
   resets: ResetRegistry;
   /** Time control, and the wait for deliveries that flush shares with it. */
   clock: ClockControl;
@@ -35,8 +67,6 @@ export interface ControlDeps {
 
 const DEFAULT_WAIT_MS = 10_000;
 const MAX_WAIT_MS = 600_000;
-const WORKER_PING_MS = 2_000;
-
 const WaitQuery = t.Object({
   timeout: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_WAIT_MS, description: `ms to wait (default ${DEFAULT_WAIT_MS})` })),
 });
@@ -53,26 +83,12 @@ const AdvanceBody = t.Object(
 );
 
 /**
- * The test-double control plane under `/__svc/`, authenticated with a messaging token: readiness,
- * reset of the caller's account, flush, and time control.
+ * The test-double control plane under `/__svc/`, authenticated with a messaging token: reset of the
+ * caller's account, flush, and time control.
  */
 export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get(
-      "/__svc/ready",
-      async () => {
-        if (!deps.ready()) throw unavailable("not ready: starting");
-        try {
-          deps.probeStore();
-        } catch (error) {
-          throw unavailable(`not ready: store: ${(error as Error).message}`);
-        }
-        if (!(await withDeadline(deps.pingWorkers(), WORKER_PING_MS))) throw unavailable("not ready: delivery workers do not answer");
-        return { status: "ready" };
-      },
-      { detail: { summary: "Readiness: store open, config and fixtures loaded, delivery workers answering" } },
-    )
     .post(
       "/__svc/reset",
       async ({ account }) => ({ reset: account.id, parts: await deps.resets.resetAccount(account.id) }),

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Dialect } from "../core/dialect.ts";
@@ -8,6 +9,7 @@ import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageStore } from "../messages/store.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { GroupCommit } from "../store/group-commit.ts";
+import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
 import { buildJob } from "./job.ts";
@@ -19,6 +21,7 @@ const CLAIM_BATCH = 512;
 const STORAGE_RETRY_MS = 500;
 
 export interface DispatcherDeps {
+  db: Database;
   clock: Clock;
   log: Logger;
   dialect: Dialect;
@@ -61,6 +64,7 @@ export class Dispatcher implements BackgroundService {
   /** Between start and stop; before start nothing is claimed (recovery has to come first). */
   private isRunning = false;
   private readonly passObservers: Array<(afterMs: number | null) => void> = [];
+  private recovery: StorageRetry | null = null;
   private readonly claimTx;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -88,20 +92,35 @@ export class Dispatcher implements BackgroundService {
 
   /**
    * Messages in flight when the server last stopped are due again (delivery is at least once),
-   * and so are those flow control held back then; then the first claim pass runs.
+   * and so are those flow control held back then; then the first claim pass runs. When storage
+   * cannot be written (a full disk after a crash), that recovery is tried again until it can:
+   * the server answers meanwhile, and delivery starts once recovery committed.
    */
   start(): void {
-    this.isRunning = true;
+    this.recovery = runUntilStored("recovering the previous run", () => this.recover(), this.deps.log);
+  }
+
+  /** Why delivery has not started yet (recovery waits for storage), or null. */
+  get waitingFor(): string | null {
+    return this.recovery?.waitingFor ?? null;
+  }
+
+  private recover(): void {
     const now = this.clock.now();
-    const recovered = this.store.recoverInFlight(now);
+    // One transaction: both kinds of recovery commit together or not at all (and are tried again).
+    const { recovered, released } = this.deps.db.transaction(() => ({
+      recovered: this.store.recoverInFlight(now),
+      released: this.gate.recover(now),
+    }))();
     if (recovered > 0) this.deps.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
-    const released = this.gate.recover(now);
     if (released > 0) this.deps.log.info("released messages held by flow control at the last stop", { count: released });
+    this.isRunning = true;
     this.wake();
   }
 
   /** No new claims; what is claimed and not yet with a worker stays ACTIVE, due again at the next start. */
   stop(): void {
+    this.recovery?.cancel();
     this.isRunning = false;
     this.cancelTimer?.();
     this.passDone(null);

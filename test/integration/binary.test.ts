@@ -58,3 +58,13 @@ test("the binary's worker threads deliver a signed message and its callback", as
   expect(body.sourceMessageId).toBe(messageId);
   expect(body.status).toBe(200);
 });
+
+test("the binary's --version names the version, the commit and the build date embedded at build time", async () => {
+  const run = Bun.spawnSync([binary, "--version"], { cwd: dir });
+  expect(run.exitCode).toBe(0);
+  expect(run.stderr.toString()).toBe("");
+  const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: ROOT }).stdout.toString().trim();
+  const text = run.stdout.toString().trim();
+  expect(text).toMatch(/^svcd \d+\.\d+\.\d+ \(commit \S+, built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, bun /);
+  if (head) expect(text).toContain(`commit ${head}`);
+});

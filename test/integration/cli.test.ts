@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
+import pkg from "../../package.json" with { type: "json" };
 
 describe("command line", () => {
   test("a bad value exits with status 2 and names the flag", async () => {
@@ -17,11 +18,22 @@ describe("command line", () => {
     expect(await new Response(proc.stderr).text()).toContain("SVC_LOG_FORMAT");
   });
 
-  test("--help lists the flags and exits 0", async () => {
+  test("--help lists the flags on stdout and exits 0", async () => {
     const proc = Bun.spawn([BUN, MAIN, "--help"], { stdout: "pipe", stderr: "pipe" });
     expect(await proc.exited).toBe(0);
-    const text = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text());
+    expect(await new Response(proc.stderr).text()).toBe("");
+    const text = await new Response(proc.stdout).text();
     expect(text).toContain("--management-port");
+    expect(text).toContain("--version");
+  });
+
+  test("--version prints version and commit on stdout and exits 0", async () => {
+    const proc = Bun.spawn([BUN, MAIN, "--version"], { stdout: "pipe", stderr: "pipe" });
+    expect(await proc.exited).toBe(0);
+    expect(await new Response(proc.stderr).text()).toBe("");
+    const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: import.meta.dir }).stdout.toString().trim();
+    const text = (await new Response(proc.stdout).text()).trim();
+    expect(text).toStartWith(`svcd ${pkg.version} (commit ${head || "unknown"}, running from source, bun ${Bun.version}`);
   });
 
   test("starts on a free port with a database in ./data, prints credentials, stops cleanly on SIGTERM", async () => {

@@ -1,7 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkConsistency } from "../helpers/consistency.ts";
@@ -10,6 +9,7 @@ import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { canMountTmpfs, withTmpfs } from "../helpers/tmpfs.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**
@@ -175,29 +175,12 @@ describe("the disk is full", () => {
   });
 
   // A real full file system needs a tmpfs mount (root); elsewhere the page-limit test above stands in.
-  const canMount = (() => {
-    if (process.platform !== "linux" || process.getuid?.() !== 0) return false;
-    const probe = mkdtempSync(join(tmpdir(), "svcd-mount-probe-"));
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], { stdio: "ignore" });
-      execFileSync("umount", [probe], { stdio: "ignore" });
-      return true;
-    } catch {
-      return false;
-    } finally {
-      rmSync(probe, { recursive: true, force: true });
-    }
-  })();
-
-  test.skipIf(!canMount)("a 2 MB file system fills up: every 200 was stored, the rest got 503, kill -9 and restart lose nothing", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "svcd-tinyfs-"));
-    mkdirSync(dir, { recursive: true });
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]);
-    const db = join(dir, "svcd.sqlite");
-    const start = () =>
-      spawnServer([BUN, MAIN, "--port", "0", "--db", db, "--log-level", "error"], { env: { SVC_TOKEN: "full-token" } });
-    const auth = { authorization: "Bearer full-token" };
-    try {
+  test.skipIf(!canMountTmpfs())("a 2 MB file system fills up: every 200 was stored, the rest got 503, kill -9 and restart lose nothing", async () => {
+    await withTmpfs({ size: "2m" }, async (dir) => {
+      const db = join(dir, "svcd.sqlite");
+      const start = () =>
+        spawnServer([BUN, MAIN, "--port", "0", "--db", db, "--log-level", "error"], { env: { SVC_TOKEN: "full-token" } });
+      const auth = { authorization: "Bearer full-token" };
       const server = await start();
       const acked: string[] = [];
       const statuses = new Map<number, number>();
@@ -234,16 +217,6 @@ describe("the disk is full", () => {
       } finally {
         check.close();
       }
-    } finally {
-      await waitUntil(() => {
-        try {
-          execFileSync("umount", [dir], { stdio: "ignore" });
-          return true;
-        } catch {
-          return false;
-        }
-      }, { timeoutMs: 5_000, what: "the tmpfs to unmount" });
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 30_000);
 });
