@@ -6,6 +6,7 @@ import { readBulkSelection, takePage } from "../filters/bulk.ts";
 import { DLQ_FILTERS, parseFilter } from "../filters/filter.ts";
 import { optionalInt, optionalJsonObject, parseCursor } from "../http/query.ts";
 import { compact, headerMap, messageView } from "../messages/views.ts";
+import { boundedPage } from "../http/page.ts";
 import { bodyFields } from "../util/base64.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
@@ -42,9 +43,9 @@ export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService)
       const count = optionalInt(query.count, "count", { min: 1, max: 100 }) ?? 100;
       // A listing ignores keys it does not know (only bulk deletes refuse them).
       const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: DLQ_FILTERS, strict: false, control: [] });
-      const entries = store.list(account.id, filter, parseCursor(query.cursor), count);
-      const cursor = entries.length === count ? String(entries[entries.length - 1]!.seq) : undefined;
-      return compact({ cursor, messages: entries.map(dlqView) });
+      const entries = store.newest(account.id, filter, parseCursor(query.cursor), count);
+      const { items, cursor } = boundedPage(entries, { count, view: dlqView, positionOf: (e) => e.seq });
+      return compact({ cursor, messages: items });
     }, { detail: { summary: "List DLQ messages, newest first" } })
     .get("/v2/dlq/:dlqId", ({ account, params }) => {
       const entry = store.get(account.id, params.dlqId);

@@ -92,9 +92,10 @@ export class DlqStore {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
 
-  /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): DlqEntry[] {
-    return this.select(this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined), "seq DESC", limit);
+  /** Newest first; `beforeSeq` is the cursor of the previous page. Rows are read as they are taken. */
+  *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<DlqEntry> {
+    const { sql, params } = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined).select("dlq", "seq DESC", limit);
+    for (const row of this.db.query<DlqRow, Record<string, string | number>>(sql).iterate(params)) yield toEntry(row);
   }
 
   /** Oldest first, after `afterSeq`: the order bulk operations act in. */

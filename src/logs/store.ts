@@ -69,13 +69,16 @@ export class EventStore {
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
   list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
+    return [...this.newest(accountId, f, beforeSeq, limit)];
+  }
+
+  /** As `list`, but rows are read as they are taken (a page stops at its byte budget). */
+  *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<EventRecord & { seq: number }> {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "message_id", time: "time", state: "state" })
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);
-    return this.db
-      .query<EventRow, Record<string, string | number>>(sql)
-      .all(params)
-      .map((r) => ({
+    for (const r of this.db.query<EventRow, Record<string, string | number>>(sql).iterate(params))
+      yield {
         seq: r.seq,
         time: r.time,
         accountId: r.account_id,
@@ -91,7 +94,7 @@ export class EventStore {
         body: r.body ?? undefined,
         responseBody: r.response_body ?? undefined,
         ...(JSON.parse(r.data) as EventData),
-      }));
+      };
   }
 
   /**
