@@ -1,8 +1,8 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
 import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest, HttpError, quotaExceeded } from "../core/errors.ts";
+import { firstProblem } from "../core/validation.ts";
 import type { Wake } from "../core/wake.ts";
 import { parseDestination } from "../messages/destination.ts";
 import { checkName } from "../messages/options.ts";
@@ -69,8 +69,8 @@ export class BatchService {
   private prepare(account: Account, element: unknown, i: number, callerIp: string | undefined): Prepared {
     const allOrNothing = this.picksAllOrNothing(element);
     try {
-      const first = Value.Errors(BatchElement, element).First();
-      if (first) throw badRequest(`invalid batch element ${i}${first.path ? ` field "${first.path.slice(1)}"` : ""}: ${first.message}`);
+      const problem = firstProblem(BatchElement, element, `batch[${i}]`);
+      if (problem) throw badRequest(problem);
       const e = element as BatchElement;
       const { destination, query } = parseDestination(e.destination, this.ctx.dialect);
       const body = new TextEncoder().encode(typeof e.body === "string" ? e.body : e.body === undefined ? "" : JSON.stringify(e.body));

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { firstProblem } from "../core/validation.ts";
 import { readFileSync } from "node:fs";
 import { ConfigError } from "./config.ts";
 
@@ -78,11 +78,8 @@ export function loadConfigFile(path: string): ConfigFile {
 }
 
 export function parseConfigFile(raw: unknown, source = "config"): ConfigFile {
-  const first = Value.Errors(ConfigFileSchema, raw).First();
-  if (first) {
-    const where = first.path || "/";
-    throw new ConfigError("--config", `${source}: ${where}: ${first.message}`);
-  }
+  const problem = firstProblem(ConfigFileSchema, raw, "");
+  if (problem) throw new ConfigError("--config", `${source}: ${problem}`);
   const file = raw as ConfigFile;
   const seen = new Map<string, string>();
   for (const [i, account] of (file.accounts ?? []).entries()) {
@@ -93,8 +90,8 @@ export function parseConfigFile(raw: unknown, source = "config"): ConfigFile {
     ] as const) {
       const key = `${field}:${value}`;
       if (seen.has(key))
-        throw new ConfigError("--config", `${source}: /accounts/${i}/${field} repeats ${seen.get(key)}`);
-      seen.set(key, `/accounts/${i}`);
+        throw new ConfigError("--config", `${source}: accounts[${i}].${field}: repeats ${seen.get(key)}`);
+      seen.set(key, `accounts[${i}]`);
     }
   }
   return file;

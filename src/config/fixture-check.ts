@@ -1,5 +1,5 @@
 import type { Static, TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { checkShape } from "../core/validation.ts";
 import { ConfigError } from "./config.ts";
 
 /**
@@ -16,12 +16,9 @@ export class FixtureChecker {
 
   /** Checks a fixture's shape; the error names the first offending field. */
   shape<S extends TSchema>(schema: S, value: unknown, path: string): Static<S> {
-    const first = Value.Errors(schema, value).First();
-    if (first) {
-      const field = first.path.replace(/^\//, "").replaceAll("/", ".");
-      this.fail(field ? `${path}.${field}` : path, first.message);
-    }
-    return value as Static<S>;
+    return checkShape(schema, value, path, (problem) => {
+      throw new ConfigError("--config", `${this.source ? `${this.source}: ` : ""}${problem}`);
+    });
   }
 
   /** Runs a domain check (which throws HTTP errors for API callers) on behalf of a fixture. */

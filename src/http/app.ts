@@ -11,7 +11,9 @@ type Plugin = Elysia<any, any, any, any, any, any, any>;
  */
 export function buildHttpApp(plugins: Plugin[], log: Logger): Plugin {
   const started = new WeakMap<Request, number>();
-  const app: Plugin = new Elysia();
+  // Bodies and queries are checked exactly as their schemas say: an unknown field of a schema that
+  // refuses them is an error, not silently dropped.
+  const app: Plugin = new Elysia({ normalize: false });
   installErrorHandling(app, log);
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);

@@ -12,7 +12,7 @@ import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
 export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
   return new Elysia()
     .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam, body: "\0" } }))
-    .resolve({ as: "scoped" }, ({ bearer, request }): { account: Account } => {
+    .derive({ as: "scoped" }, ({ bearer, request }): { account: Account } => {
       const marker = otherDialectMarker(dialect, request.headers, request.url);
       if (marker) throw new HttpError(400, otherDialectError(dialect, marker));
       const account = bearer ? accounts.byToken(bearer) : undefined;
@@ -39,7 +39,7 @@ export function parseBasic(header: string | undefined | null): { user: string; p
 
 /** Management routes: HTTP Basic with the account's email and API key. */
 export function managementAuth(accounts: AccountRegistry) {
-  return new Elysia().resolve({ as: "scoped" }, ({ headers }): { account: Account } => {
+  return new Elysia().derive({ as: "scoped" }, ({ headers }): { account: Account } => {
     const basic = parseBasic(headers.authorization);
     const account = basic ? accounts.byBasic(basic.user, basic.password) : undefined;
     if (!account) throw new HttpError(401, "Unauthorized", BASIC_CHALLENGE);

@@ -1,5 +1,6 @@
 import type { Elysia } from "elysia";
 import { HttpError } from "../core/errors.ts";
+import { describeProblem, fieldName, problemText, type SchemaProblem } from "../core/validation.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
 import type { Logger } from "../core/log.ts";
 
@@ -9,16 +10,21 @@ export const jsonError = (status: number, message: string, headers: Record<strin
     headers: { "content-type": "application/json", ...headers },
   });
 
-/** Turns Elysia's validation detail into one sentence naming the field. */
-function describeValidation(error: unknown): string {
-  const e = error as { type?: string; all?: Array<{ path?: string; summary?: string; message?: string }>; message?: string };
-  const first = e.all?.[0];
+/**
+ * Elysia's validation failure as `<field>: <what is wrong>`. A query value Elysia converts (a
+ * number, a boolean) that then breaks a bound is reported without its name: it is found again
+ * among the query's values.
+ */
+function describeValidation(error: unknown, query: Record<string, unknown> | undefined): string {
+  const e = error as { type?: string; valueError?: SchemaProblem; value?: unknown };
   const where = e.type ?? "request";
-  if (first) {
-    const field = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
-    return `invalid ${where}${field ? ` field "${field}"` : ""}: ${first.summary ?? first.message ?? "invalid value"}`;
+  const problem = e.valueError;
+  if (!problem) return `${where}: is not valid`;
+  if (where === "property") {
+    const name = Object.entries(query ?? {}).find(([, raw]) => typeof raw === "string" && raw !== "" && Number(raw) === e.value)?.[0];
+    return `${name ?? "query"}: ${describeProblem(problem)}`;
   }
-  return `invalid ${where}`;
+  return problemText(fieldName("", problem.path) ? "" : where, problem);
 }
 
 interface ErrorContext {
@@ -26,6 +32,7 @@ interface ErrorContext {
   error: unknown;
   request: Request;
   path: string;
+  query?: Record<string, unknown>;
 }
 
 interface RoutePattern {
@@ -58,11 +65,11 @@ export function installErrorHandling(app: Elysia<any, any, any, any, any, any, a
     return response;
   });
 
-  function mapError({ code, error, request, path }: ErrorContext): Response {
+  function mapError({ code, error, request, path, query }: ErrorContext): Response {
     if (error instanceof HttpError) return jsonError(error.status, error.message, error.headers);
     switch (code) {
       case "VALIDATION":
-        return jsonError(400, describeValidation(error));
+        return jsonError(400, describeValidation(error, query));
       case "PARSE":
         return jsonError(400, "invalid request body: malformed JSON or unreadable body");
       case "NOT_FOUND": {

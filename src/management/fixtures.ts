@@ -7,7 +7,7 @@ import {
   derivedIndexId, IndexId, IndexName, IndexType, LimitOverrides, Region,
 } from "./shared/indexes.ts";
 import { recordSample, sampleFields, type UsageSample } from "./shared/usage.ts";
-import { firstProblem } from "./shared/validate.ts";
+import { firstProblem } from "../core/validation.ts";
 import { newSearchRow } from "./search/logic.ts";
 import type { SearchStore } from "./search/store.ts";
 import { DimensionCount, newVectorRow, SimilarityFunction } from "./vector/logic.ts";

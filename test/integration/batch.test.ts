@@ -46,7 +46,7 @@ describe("POST /v2/batch", () => {
     expect(body[5].error).toContain("invalid destination");
     expect(body[6].error).toContain("destination");
     expect(body[7].error).toContain("queue");
-    expect(body[8].error).toContain("element 8");
+    expect(body[8].error).toContain("batch[8]");
 
     const [plain] = await rx.waitFor(1, { match: (r) => r.path === "/b/url" });
     expect(plain!.method).toBe("PUT");

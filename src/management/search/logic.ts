@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import type { Account } from "../../accounts/accounts.ts";
 import type { PlanName } from "../../config/plans.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
@@ -10,7 +10,6 @@ import {
   indexEndpoint, IndexName, IndexType, newIndexId, newIndexTokens, planIndexLimits, Region, unixSeconds,
 } from "../shared/indexes.ts";
 import { IndexMetric } from "../shared/usage.ts";
-import { parseBody } from "../shared/validate.ts";
 import type { SearchIndexRow, SearchStore } from "./store.ts";
 
 export const CreateSearchIndex = Type.Object(
@@ -56,8 +55,7 @@ export class SearchIndexes extends IndexService<SearchIndexRow> {
     super(store, engine, deps, "search index");
   }
 
-  create(account: Account, body: unknown): Promise<object> {
-    const input = parseBody(CreateSearchIndex, body);
+  create(account: Account, input: Static<typeof CreateSearchIndex>): Promise<object> {
     return this.insert(account, newSearchRow(account, { ...input, id: newIndexId() }, this.deps.clock.now()));
   }
 

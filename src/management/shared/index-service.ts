@@ -5,7 +5,6 @@ import type { MetricsEngine } from "../../metrics/engine.ts";
 import type { ManagementDeps } from "./deps.ts";
 import type { IndexRowBase, IndexStore } from "./index-store.ts";
 import { IndexName, newIndexTokens } from "./indexes.ts";
-import { parseBody } from "./validate.ts";
 
 export const RenameIndex = Type.Object({ name: IndexName }, { additionalProperties: false });
 
@@ -29,8 +28,7 @@ export abstract class IndexService<Row extends IndexRowBase> {
     return this.toJson(account, this.row(account, id));
   }
 
-  async rename(account: Account, id: string, body: unknown): Promise<void> {
-    const { name } = parseBody(RenameIndex, body);
+  async rename(account: Account, id: string, name: string): Promise<void> {
     if (this.row(account, id).name !== name) this.assertFreeName(account, name);
     await this.deps.commit.run(() => this.store.rename(account.id, id, name));
   }

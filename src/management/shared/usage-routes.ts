@@ -1,4 +1,5 @@
-import { Elysia } from "elysia";
+import type { Static } from "@sinclair/typebox";
+import { Elysia, t } from "elysia";
 import type { Account, AccountRegistry } from "../../accounts/accounts.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Dialect } from "../../core/dialect.ts";
@@ -6,7 +7,6 @@ import { badRequest } from "../../core/errors.ts";
 import { messagingAuth } from "../../http/auth.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import { recordSample, UsageBody } from "./usage.ts";
-import { parseBody } from "./validate.ts";
 
 /** Samples may be stamped at most this far ahead (clock skew of the reporting client). */
 const MAX_FUTURE_MS = 60_000;
@@ -33,19 +33,23 @@ export interface UsageRouteDeps {
 export function usageRoutes(deps: UsageRouteDeps) {
   const record =
     (indexes: IndexLookup) =>
-    ({ account, params, body }: { account: Account; params: { id: string }; body: unknown }) => {
+    ({ account, params, body }: { account: Account; params: { id: string }; body: Static<typeof UsageBody> }) => {
       const index = indexes.row(account, params.id);
-      const { samples } = parseBody(UsageBody, body);
+      const { samples } = body;
       const now = deps.clock.now();
       samples.forEach((s, i) => {
-        if (s.at !== undefined && s.at > now + MAX_FUTURE_MS)
-          throw badRequest(`invalid request body: samples[${i}].at: is in the future`);
+        if (s.at !== undefined && s.at > now + MAX_FUTURE_MS) throw badRequest(`samples[${i}].at: is in the future`);
       });
       for (const sample of samples) recordSample(deps.engine, index.id, sample, sample.at ?? now);
       return { recorded: samples.length };
     };
+  const hooks = (what: string) => ({
+    params: t.Object({ id: t.String() }),
+    body: UsageBody,
+    detail: { summary: `Report usage of a ${what} index (svcd has no data plane of its own)` },
+  });
   return new Elysia()
     .use(messagingAuth(deps.accounts, deps.dialect))
-    .post("/__svc/usage/vector/:id", record(deps.vector))
-    .post("/__svc/usage/search/:id", record(deps.search));
+    .post("/__svc/usage/vector/:id", record(deps.vector), hooks("vector"))
+    .post("/__svc/usage/search/:id", record(deps.search), hooks("search"));
 }

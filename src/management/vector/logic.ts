@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import type { Account } from "../../accounts/accounts.ts";
 import type { PlanName } from "../../config/plans.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
@@ -7,7 +7,6 @@ import { IndexService } from "../shared/index-service.ts";
 import {
   indexEndpoint, IndexName, IndexType, newIndexId, newIndexTokens, planIndexLimits, Region, unixSeconds,
 } from "../shared/indexes.ts";
-import { parseBody } from "../shared/validate.ts";
 import type { VectorIndexRow, VectorStore } from "./store.ts";
 
 export const SIMILARITY_FUNCTIONS = ["COSINE", "EUCLIDEAN", "DOT_PRODUCT"] as const;
@@ -65,8 +64,7 @@ export class VectorIndexes extends IndexService<VectorIndexRow> {
     super(store, engine, deps, "vector index");
   }
 
-  create(account: Account, body: unknown): Promise<object> {
-    const input = parseBody(CreateVectorIndex, body);
+  create(account: Account, input: Static<typeof CreateVectorIndex>): Promise<object> {
     const row = newVectorRow(
       account,
       {

@@ -5,7 +5,7 @@ import { managementAuth } from "../../http/auth.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import { parsePeriod } from "../../metrics/time.ts";
 import { indexRoutes } from "../shared/index-routes.ts";
-import type { VectorIndexes } from "./logic.ts";
+import { CreateVectorIndex, type VectorIndexes } from "./logic.ts";
 import { vectorIndexStats } from "./stats.ts";
 
 /** `/v2/vector/index[/{id}[/rename|/reset-password|/stats]]`. */
@@ -20,5 +20,5 @@ export function vectorRoutes(accounts: AccountRegistry, indexes: VectorIndexes, 
       },
       { query: t.Object({ period: t.Optional(t.String()) }) },
     )
-    .use(indexRoutes("/v2/vector/index", accounts, indexes));
+    .use(indexRoutes("/v2/vector/index", accounts, indexes, CreateVectorIndex));
 }
