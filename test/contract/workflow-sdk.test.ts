@@ -4,6 +4,8 @@
  * inspects and cancels runs.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { createWorkflow, serveMany } from "@upstash/workflow/nextjs";
+import type { WorkflowContext } from "@upstash/workflow";
 import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
 
 let w: WorkflowWorld;
@@ -152,5 +154,75 @@ describe("workflow runs on svcd", () => {
     expect(results).toEqual([{ eventData: { approved: true }, timeout: false }]);
     expect(await w.client.getWaiters({ eventId: "approval-a1" })).toEqual([]);
     expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
+
+  test("context.invoke starts a second workflow and gets its result back", async () => {
+    const ran: string[] = [];
+    const child = createWorkflow(async (context: WorkflowContext<{ x: number }>) => {
+      const doubled = await context.run("double", () => (ran.push("child"), context.requestPayload.x * 2));
+      return { doubled };
+    });
+    const parent = createWorkflow(async (context: WorkflowContext) => {
+      const { body, isFailed, isCanceled } = await context.invoke("call-child", { workflow: child, body: { x: 21 } });
+      await context.run("record", () => ran.push(`parent got ${JSON.stringify(body)} failed=${isFailed} canceled=${isCanceled}`));
+    });
+    const { POST } = serveMany({ parent, child }, { qstashClient: w.qstash, receiver: w.receiver, env: {} });
+    w.route("/wf/many/parent", POST);
+    w.route("/wf/many/child", POST);
+    const { workflowRunId } = await w.client.trigger({ url: `${w.base}/wf/many/parent` });
+    await w.flush();
+    expect(ran).toEqual(["child", 'parent got {"doubled":42} failed=undefined canceled=undefined']);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+    const { runs } = await w.client.logs({ workflowUrl: `${w.base}/wf/many/child` });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ workflowState: "RUN_SUCCESS", invoker: { workflowRunId, workflowUrl: `${w.base}/wf/many/parent` } });
+  });
+
+  test("client.logs() shows each run's state and steps, filtered by state and run id", async () => {
+    const url = w.serve("/wf/logged", async (context) => {
+      await context.run("only-step", () => "done");
+      await context.waitForEvent("hold", "logs-hold", { timeout: "1h" });
+    });
+    const { workflowRunId } = await w.client.trigger({ url, body: "payload", label: "logs-test" });
+    await w.flush();
+    const running = await w.run(workflowRunId);
+    expect(running).toMatchObject({ workflowRunId, workflowUrl: url, workflowState: "RUN_STARTED", label: "logs-test" });
+    expect(running!.workflowRunCompletedAt).toBeUndefined();
+    expect(running!.steps[0]).toMatchObject({ type: "sequential", steps: [{ stepName: "init", stepType: "Initial", out: "payload", state: "STEP_SUCCESS" }] });
+    expect(running!.steps[1]).toMatchObject({ type: "sequential", steps: [{ stepName: "only-step", stepType: "Run", out: "done", state: "STEP_SUCCESS" }] });
+    const started = await w.client.logs({ filter: { state: "RUN_STARTED", label: "logs-test" } });
+    expect(started.runs.map((r) => r.workflowRunId)).toEqual([workflowRunId]);
+    await w.client.cancel({ ids: workflowRunId });
+    const ended = await w.run(workflowRunId);
+    expect(ended).toMatchObject({ workflowState: "RUN_CANCELED", workflowRunCompletedAt: expect.any(Number) });
+    expect((await w.client.logs({ filter: { state: "RUN_STARTED", label: "logs-test" } })).runs).toEqual([]);
+  });
+
+  test("client.cancel by id cancels once; by URL prefix or exact URL cancels the matching running runs", async () => {
+    const ran: string[] = [];
+    const slow = (name: string) =>
+      w.serve(`/wf/cancel/${name}`, async (context) => {
+        await context.sleep("long-nap", 3600);
+        await context.run("after-nap", () => ran.push(name));
+      });
+    const a = slow("a");
+    const b = slow("b");
+    const c = slow("c");
+    const runA = await w.client.trigger({ url: a });
+    const runB = await w.client.trigger({ url: b });
+    const runC = await w.client.trigger({ url: c });
+    await w.flush();
+    expect(await w.client.cancel(runA.workflowRunId)).toEqual({ cancelled: 1 });
+    expect(await w.client.cancel(runA.workflowRunId)).toEqual({ cancelled: 0 });
+    expect(await w.client.cancel({ filter: { workflowUrl: `${w.base}/wf/cancel/` } })).toEqual({ cancelled: 0 });
+    expect(await w.client.cancel({ filter: { workflowUrl: b } })).toEqual({ cancelled: 1 });
+    expect(await w.client.cancel({ urlStartingWith: `${w.base}/wf/cancel/` })).toEqual({ cancelled: 1 });
+    for (const { workflowRunId } of [runA, runB, runC]) expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_CANCELED");
+    // Each run's sleeping step was cancelled with it: nothing is left to deliver.
+    for (const url of [a, b, c]) {
+      const { events } = await (await w.svc.api(`/v2/logs?state=CANCELED&url=${encodeURIComponent(url)}`)).json();
+      expect(events).toHaveLength(1);
+    }
+    expect(ran).toEqual([]);
   });
 });

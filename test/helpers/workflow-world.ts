@@ -34,6 +34,7 @@ export async function startWorkflowWorld(opts: TestServerOptions & { token?: str
     client,
     qstash,
     keys,
+    receiver,
     base,
     /** Serves a workflow at `path` with the SDK's `serve`; returns its URL. */
     serve<T = unknown, R = unknown>(path: string, fn: RouteFunction<T, R>, options: WorkflowServeOptions<T, R> = {}): string {
