@@ -120,10 +120,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const dialect = DIALECTS[config.dialect];
   const db = openStore(config.dbPath, config.busyTimeoutMs, MIGRATIONS);
   const commit = new GroupCommit(db);
+  const hostedTokens = dialect.name === "upstash";
   const accounts = new AccountRegistry(
     new AccountStore(db),
-    AccountRegistry.entriesFrom(configFile, config.defaultAccount),
+    AccountRegistry.entriesFrom(configFile, config.defaultAccount, hostedTokens),
     configFile?.plans,
+    hostedTokens,
   );
   const ctx: AppContext = { config, clock, log, db, dialect, accounts, commit };
   const usage = new MetricsEngine(new RollupStore(db), clock, { log });

@@ -1,8 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
 import type { AccountConfig, ConfigFile } from "../config/config-file.ts";
-import type { DefaultAccountSeed } from "../config/config.ts";
+import { DEFAULT_ACCOUNT, type DefaultAccountSeed } from "../config/config.ts";
 import { newSigningKey } from "../core/ids.ts";
 import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
+import { acceptedTokens, hostedToken } from "./hosted-token.ts";
 import type { AccountRow, AccountStore } from "./store.ts";
 
 export interface Account {
@@ -19,7 +20,7 @@ export interface Account {
 
 interface Credentials {
   account: Account;
-  tokenHash: Uint8Array;
+  tokenHashes: Uint8Array[];
   basicHash: Uint8Array;
 }
 
@@ -37,6 +38,8 @@ export class AccountRegistry {
     private readonly store: AccountStore,
     entries: AccountConfig[],
     planOverrides: ConfigFile["plans"] = {},
+    /** The hosted dialect: tokens are also accepted in the hosted service's shape (see hosted-token.ts). */
+    hostedTokens = false,
   ) {
     const stored = new Map(store.all().map((row) => [row.id, row]));
     for (const entry of entries) {
@@ -71,15 +74,21 @@ export class AccountRegistry {
       this.byIdMap.set(account.id, account);
       this.credentials.push({
         account,
-        tokenHash: sha256(entry.token),
+        tokenHashes: acceptedTokens(entry.token, entry.userId, hostedTokens).map(sha256),
         basicHash: sha256(`${entry.email}:${entry.apiKey}`),
       });
     }
   }
 
-  static entriesFrom(file: ConfigFile | null, seed: DefaultAccountSeed): AccountConfig[] {
+  /**
+   * The config file's accounts, else the default account. In the hosted dialect the default
+   * account's built-in token takes the hosted shape, so the workflow SDK finds its user id in it
+   * (its plain form is still accepted).
+   */
+  static entriesFrom(file: ConfigFile | null, seed: DefaultAccountSeed, hostedTokens = false): AccountConfig[] {
     if (file?.accounts && file.accounts.length > 0) return file.accounts;
-    return [{ ...seed }];
+    const builtIn = hostedTokens && seed.token === DEFAULT_ACCOUNT.token;
+    return [{ ...seed, token: builtIn ? hostedToken(seed.userId, seed.token) : seed.token }];
   }
 
   all(): Account[] {
@@ -89,10 +98,18 @@ export class AccountRegistry {
     return this.byIdMap.get(id);
   }
   byToken(token: string): Account | undefined {
-    return this.match(sha256(token), "tokenHash");
+    const hash = sha256(token);
+    let found: Account | undefined;
+    for (const c of this.credentials) {
+      for (const tokenHash of c.tokenHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = c.account;
+    }
+    return found;
   }
   byBasic(email: string, apiKey: string): Account | undefined {
-    return this.match(sha256(`${email}:${apiKey}`), "basicHash");
+    const hash = sha256(`${email}:${apiKey}`);
+    let found: Account | undefined;
+    for (const c of this.credentials) if (timingSafeEqual(c.basicHash, hash) && !found) found = c.account;
+    return found;
   }
 
   rotateKeys(account: Account): { current: string; next: string } {
@@ -102,14 +119,6 @@ export class AccountRegistry {
     account.currentSigningKey = current;
     account.nextSigningKey = next;
     return { current, next };
-  }
-
-  private match(hash: Uint8Array, field: "tokenHash" | "basicHash"): Account | undefined {
-    let found: Account | undefined;
-    for (const c of this.credentials) {
-      if (timingSafeEqual(c[field], hash) && !found) found = c.account;
-    }
-    return found;
   }
 }
 

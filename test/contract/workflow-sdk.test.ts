@@ -166,7 +166,7 @@ describe("workflow runs on svcd", () => {
       const { body, isFailed, isCanceled } = await context.invoke("call-child", { workflow: child, body: { x: 21 } });
       await context.run("record", () => ran.push(`parent got ${JSON.stringify(body)} failed=${isFailed} canceled=${isCanceled}`));
     });
-    const { POST } = serveMany({ parent, child }, { qstashClient: w.qstash, receiver: w.receiver, env: {} });
+    const { POST } = serveMany({ parent, child }, { qstashClient: w.qstash, receiver: w.receiver });
     w.route("/wf/many/parent", POST);
     w.route("/wf/many/child", POST);
     const { workflowRunId } = await w.client.trigger({ url: `${w.base}/wf/many/parent` });
