@@ -213,6 +213,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     forget,
     wake: wake.ring,
     publisher,
+    dlq: dlqStore,
+    usage,
   });
   const retention = new Retention(ctx, eventStore, dlqStore, [workflowHooks.runs]);
   const management = createManagementDomain(ctx, { engine: usage, dlqCount: (id) => dlqStore.count(id) });
@@ -257,7 +259,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const messagingPlugins: Plugin[] = [
     signingKeyRoutes(ctx),
     messageRoutes(ctx, publisher, messageStore, cancels),
-    dlqRoutes(ctx, dlqStore, deadLetterQueue),
+    dlqRoutes(ctx, dlqStore, deadLetterQueue, workflows.dlqFields),
     logRoutes(ctx, eventStore),
     urlGroupRoutes(ctx, groups),
     queueRoutes(ctx, queues, publisher),

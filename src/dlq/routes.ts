@@ -28,7 +28,11 @@ export function dlqView(e: DlqEntry) {
 
 const DlqIdParams = t.Object({ dlqId: t.String() });
 
-export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService) {
+/** More fields of an entry, from a layer that knows what its message was part of (workflow runs). */
+export type DlqFields = (e: DlqEntry) => Record<string, unknown> | undefined;
+
+export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService, moreFields: DlqFields = () => undefined) {
+  const view = (e: DlqEntry) => ({ ...dlqView(e), ...moreFields(e) });
   const bulkSelection = async (request: Request) =>
     readBulkSelection(new URL(request.url).searchParams, await optionalJsonObject(request), {
       accepts: DLQ_FILTERS,
@@ -44,13 +48,13 @@ export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService)
       // A listing ignores keys it does not know (only bulk deletes refuse them).
       const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: DLQ_FILTERS, strict: false, control: [] });
       const entries = store.newest(account.id, filter, parseCursor(query.cursor), count);
-      const { items, cursor } = boundedPage(entries, { count, view: dlqView, positionOf: (e) => e.seq });
+      const { items, cursor } = boundedPage(entries, { count, view, positionOf: (e) => e.seq });
       return compact({ cursor, messages: items });
     }, { detail: { summary: "List DLQ messages, newest first" } })
     .get("/v2/dlq/:dlqId", ({ account, params }) => {
       const entry = store.get(account.id, params.dlqId);
       if (!entry) throw notFound(`DLQ message ${params.dlqId} not found`);
-      return dlqView(entry);
+      return view(entry);
     }, { params: DlqIdParams, detail: { summary: "Get a DLQ message" } })
     .delete("/v2/dlq/:dlqId", async ({ account, params }) => {
       const deleted = await ctx.commit.run(() => store.delete(account.id, params.dlqId));

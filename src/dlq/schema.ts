@@ -27,4 +27,10 @@ export const dlqMigrations: Migration[] = [
     CREATE INDEX dlq_account ON dlq (account_id, seq);
     CREATE INDEX dlq_failed_at ON dlq (failed_at);`,
   },
+  {
+    id: "dlq/002-workflow-run",
+    // The workflow run a dead letter failed (its step message), for source=workflow and workflowRunId.
+    sql: `ALTER TABLE dlq ADD COLUMN workflow_run_id TEXT;
+    CREATE INDEX dlq_workflow_run ON dlq (account_id, workflow_run_id) WHERE workflow_run_id IS NOT NULL;`,
+  },
 ];

@@ -33,6 +33,12 @@ function toEntry(r: DlqRow): DlqEntry {
   };
 }
 
+/** The workflow run a failed message fails: a run's step (or a call's answer on its way back to the run). */
+function failedRun(m: MessageRecord): string | undefined {
+  const tag = m.workflow;
+  return tag && (tag.callType === "step" || tag.callType === "fromCallback") ? tag.runId : undefined;
+}
+
 export class DlqStore {
   private readonly insertStmt;
   private readonly getStmt;
@@ -42,8 +48,8 @@ export class DlqStore {
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(
-      `INSERT INTO dlq (dlq_id, account_id, message_id, failed_at, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, response_status, message, body, response_headers, response_body, error)
-       VALUES ($dlq_id, $account_id, $message_id, $failed_at, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $response_status, $message, $body, $response_headers, $response_body, $error)`,
+      `INSERT INTO dlq (dlq_id, account_id, message_id, failed_at, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, response_status, message, body, response_headers, response_body, error, workflow_run_id)
+       VALUES ($dlq_id, $account_id, $message_id, $failed_at, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $response_status, $message, $body, $response_headers, $response_body, $error, $workflow_run_id)`,
     );
     this.getStmt = db.prepare<DlqRow, [string, string]>("SELECT * FROM dlq WHERE dlq_id = ? AND account_id = ?");
     this.deleteStmt = db.prepare("DELETE FROM dlq WHERE dlq_id = ? AND account_id = ?");
@@ -72,6 +78,7 @@ export class DlqStore {
       response_headers: entry.responseHeaders ? JSON.stringify(entry.responseHeaders) : null,
       response_body: entry.responseBody ?? null,
       error: entry.error ?? null,
+      workflow_run_id: failedRun(m) ?? null,
     } as never);
   }
 
@@ -108,6 +115,7 @@ export class DlqStore {
       messageId: "message_id",
       time: "failed_at",
       dlqId: "dlq_id",
+      workflowRunId: "workflow_run_id",
       responseStatus: "COALESCE(response_status, 0)",
     });
   }

@@ -20,6 +20,10 @@ export interface Filter {
   callerIps?: string[];
   states?: string[];
   responseStatuses?: number[];
+  /** DLQ entries of these workflow runs. */
+  workflowRunIds?: string[];
+  /** `workflow`: only DLQ entries that failed a workflow run. */
+  sources?: string[];
   fromDate?: number;
   toDate?: number;
 }
@@ -52,6 +56,10 @@ const KINDS = {
   callerIp: { field: "callerIps", split: commas },
   state: { field: "states", split: commas },
   responseStatus: { field: "responseStatuses", int: true },
+  workflowRunId: { field: "workflowRunIds", split: commas },
+  // A workflow run's URL is its messages' URL.
+  workflowUrl: { field: "urls", split: beforeUrls },
+  source: { field: "sources", split: commas },
   fromDate: { field: "fromDate", date: true },
   toDate: { field: "toDate", date: true },
 } satisfies Record<string, Kind>;
@@ -61,7 +69,9 @@ export type FilterKey = keyof typeof KINDS;
 /** The filters each endpoint understands. */
 const SHARED: FilterKey[] = ["url", "host", "path", "topicName", "scheduleId", "queueName", "label", "flowControlKey", "callerIp", "fromDate", "toDate"];
 export const LOG_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds", "state"];
-export const DLQ_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "dlqIds", "responseStatus"];
+export const DLQ_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "dlqIds", "responseStatus", "workflowRunId", "workflowUrl", "source"];
+/** The workflow DLQ's bulk actions (resume, restart, delete). */
+export const WORKFLOW_DLQ_FILTERS: readonly FilterKey[] = ["dlqIds", "workflowRunId", "workflowUrl", "label", "callerIp", "flowControlKey", "fromDate", "toDate"];
 export const CANCEL_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds"];
 
 const MAX_VALUES = 1000;

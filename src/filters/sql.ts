@@ -8,6 +8,8 @@ export interface FilterColumns {
   /** The time `fromDate` and `toDate` bound. */
   time: string;
   dlqId?: string;
+  /** The workflow run an entry failed (`workflowRunId` and `source=workflow` filters). */
+  workflowRunId?: string;
   state?: string;
   responseStatus?: string;
 }
@@ -25,6 +27,10 @@ export function applyFilter(where: Where, f: Filter, c: FilterColumns): Where {
     .add(c.time, ">=", f.fromDate)
     .add(c.time, "<=", f.toDate);
   if (c.dlqId) where.in(c.dlqId, f.dlqIds);
+  if (c.workflowRunId) {
+    where.in(c.workflowRunId, f.workflowRunIds);
+    if (f.sources?.length === 1 && f.sources[0] === "workflow") where.raw(`${c.workflowRunId} IS NOT NULL`);
+  }
   if (c.state) where.in(c.state, f.states);
   if (c.responseStatus) where.in(c.responseStatus, f.responseStatuses);
   if (f.labels?.length) where.raw(anyOf(f.labels.map((label) => `instr(',' || label || ',', ${where.bind(`,${label},`)}) > 0`)));

@@ -4,6 +4,7 @@ import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
 import { Signal } from "../core/signal.ts";
 import type { Wake } from "../core/wake.ts";
+import type { DlqStore } from "../dlq/store.ts";
 import type { EventStore } from "../logs/store.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
@@ -13,6 +14,8 @@ import type { MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { refuseNonWorkflowAnswer } from "./answers.ts";
 import { WorkflowDeliveries } from "./deliveries.ts";
+import { WorkflowDlq } from "./dlq.ts";
+import { workflowDlqRoutes } from "./dlq-routes.ts";
 import { workflowHeaders } from "./protocol.ts";
 import { WorkflowPublishes } from "./publishes.ts";
 import { RunEndings, RunSettler, type RunMessages } from "./run-endings.ts";
@@ -66,6 +69,8 @@ export interface WorkflowEngine {
   forget: (messageId: string) => void;
   wake: Wake;
   publisher: PublishService;
+  dlq: DlqStore;
+  usage: UsageRecorder;
 }
 
 /** The workflow layer's services, routes and background work, on top of the message engine. */
@@ -111,15 +116,19 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     eventsOf: (accountId, messageId) => engine.events.list(accountId, { messageIds: [messageId] }, null, 1000),
   });
   const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
+  const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, usage: engine.usage, wake: engine.wake });
 
   const routes: Plugin[] = [
     workflowRoutes(ctx, { runs: runService, waits: waitService, trigger }),
+    workflowDlqRoutes(ctx, dlq),
     webhookRoutes(ctx.accounts, waitService),
   ];
   /** After delivery started: runs a crash left unsettled settle. */
   const leftovers: BackgroundService = { name: "workflow run settler", start: () => settler.schedule(), stop: () => {} };
   return {
     routes,
+    /** The workflow fields of a DLQ entry of a run. */
+    dlqFields: dlq.fields,
     services: [timeouts, leftovers] as BackgroundService[],
     /** Test-double reset of one account (inside the reset's write). */
     reset(accountId: string) {

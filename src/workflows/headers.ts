@@ -1,4 +1,5 @@
-import type { RunRecord } from "./model.ts";
+import type { CallbackSpec, MessageRecord } from "../model/message.ts";
+import type { CallType, RunRecord } from "./model.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 
 type Pairs = Array<[string, string]>;
@@ -37,4 +38,21 @@ export function headersOf(pairs: Pairs): Headers {
   const headers = new Headers();
   for (const [name, value] of pairs) headers.set(name, value);
   return headers;
+}
+
+/** Marks a message as the run's, with the run's delivery headers and failure callback. */
+export function joinRun(names: WorkflowHeaderNames, run: RunRecord, m: MessageRecord, callType: CallType, init: boolean): void {
+  m.workflow = init ? { runId: run.runId, callType, init } : { runId: run.runId, callType };
+  m.headers = [...withoutHeaders(m.headers, [names.runId, names.url, names.createdAt]), ...runHeaders(names, run)];
+  if (m.failureCallback) m.failureCallback = failureCallbackOf(names, run, m.failureCallback);
+  if (m.labels === undefined) m.labels = run.labels;
+}
+
+/** The run's failure callback: it names the run, and the failure function's call is marked as the run's. */
+export function failureCallbackOf(names: WorkflowHeaderNames, run: RunRecord, spec: CallbackSpec): CallbackSpec {
+  return {
+    ...spec,
+    headers: [...withoutHeaders(spec.headers, [names.runId, names.url, names.createdAt]), ...runHeaders(names, run)],
+    workflow: { runId: run.runId, callType: "failureCall" },
+  };
 }

@@ -3,8 +3,8 @@ import { badRequest, HttpError } from "../core/errors.ts";
 import { ConfigSource, type PublishOptions } from "../messages/options.ts";
 import type { PublishInput } from "../messages/publish.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
-import type { CallbackSpec, MessageRecord } from "../model/message.ts";
-import { mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
+import type { MessageRecord } from "../model/message.ts";
+import { joinRun, failureCallbackOf, mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
 import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
 import { readWorkflowPublish, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
 import { isActive } from "./run-state.ts";
@@ -123,27 +123,15 @@ export class WorkflowPublishes {
       retries: given("Callback-Retries") ? m.callback.retries : c.retries,
       retryDelayExpr: given("Callback-Retry-Delay") ? m.callback.retryDelayExpr : c.retryDelayExpr,
       flow: c.flow,
-      failureCallback: c.failureCallback && this.failureCallbackOf(run, c.failureCallback),
+      failureCallback: c.failureCallback && failureCallbackOf(this.names, run, c.failureCallback),
       workflow: { runId: run.runId, callType: "fromCallback" },
     };
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
   }
 
-  /** Marks the message as the run's, with the run's delivery headers and failure callback. */
   private join(run: RunRecord, m: MessageRecord, callType: CallType, init: boolean): void {
-    m.workflow = init ? { runId: run.runId, callType, init } : { runId: run.runId, callType };
-    m.headers = [...withoutHeaders(m.headers, [this.names.runId, this.names.url, this.names.createdAt]), ...runHeaders(this.names, run)];
-    if (m.failureCallback) m.failureCallback = this.failureCallbackOf(run, m.failureCallback);
-    if (m.labels === undefined) m.labels = run.labels;
+    joinRun(this.names, run, m, callType, init);
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, m.createdAt);
-  }
-
-  private failureCallbackOf(run: RunRecord, spec: CallbackSpec): CallbackSpec {
-    return {
-      ...spec,
-      headers: [...withoutHeaders(spec.headers, [this.names.runId, this.names.url, this.names.createdAt]), ...runHeaders(this.names, run)],
-      workflow: { runId: run.runId, callType: "failureCall" },
-    };
   }
 
   /** The user's headers of the trigger, without what marks a delivery as a step (callbacks must not look like steps). */

@@ -225,4 +225,63 @@ describe("workflow runs on svcd", () => {
     }
     expect(ran).toEqual([]);
   });
+
+  test("the workflow DLQ: list with run fields, resume from the failed step, restart from the start, retry the failure function, delete", async () => {
+    let broken = true;
+    const ran: string[] = [];
+    let failureCalls = 0;
+    const url = w.serve<{ job: string }>(
+      "/wf/dlq",
+      async (context) => {
+        await context.run("prepare", () => ran.push(`prepare ${context.requestPayload.job}`));
+        await context.run("fragile", () => {
+          ran.push(`fragile ${context.requestPayload.job}`);
+          if (broken) throw new Error("still broken");
+        });
+      },
+      { failureFunction: () => void failureCalls++ },
+    );
+    const first = await w.client.trigger({ url, body: { job: "one" }, retries: 0 });
+    const second = await w.client.trigger({ url, body: { job: "two" }, retries: 0 });
+    await w.flush();
+    expect(failureCalls).toBe(2);
+    const { messages } = await w.client.dlq.list({ filter: { workflowUrl: url } });
+    const entry = (id: string) => messages.find((m) => m.workflowRunId === id)!;
+    expect(messages).toHaveLength(2);
+    expect(entry(first.workflowRunId)).toMatchObject({
+      workflowUrl: url,
+      workflowCreatedAt: expect.any(Number),
+      responseStatus: 500,
+      failureCallback: url,
+      failureCallbackInfo: { state: "CALLBACK_SUCCESS", responseStatus: 200 },
+    });
+
+    broken = false;
+    ran.length = 0;
+    const resumed = await w.client.dlq.resume({ dlqId: entry(first.workflowRunId).dlqId });
+    expect(resumed.workflowRunId).not.toBe(first.workflowRunId);
+    await w.flush();
+    // Resumed from the failed step: the step before it is not run again.
+    expect(ran).toEqual(["fragile one"]);
+    expect((await w.run(resumed.workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+
+    await w.client.dlq.retryFailureFunction({ dlqId: entry(second.workflowRunId).dlqId });
+    await w.flush();
+    expect(failureCalls).toBe(3);
+
+    ran.length = 0;
+    const restarted = await w.client.dlq.restart({ dlqId: entry(second.workflowRunId).dlqId, retries: 1 });
+    await w.flush();
+    expect(ran).toEqual(["prepare two", "fragile two"]);
+    expect((await w.run(restarted.workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+    // Both entries left the DLQ when their runs were resumed and restarted.
+    expect((await w.client.dlq.list({ filter: { workflowUrl: url } })).messages).toEqual([]);
+
+    broken = true;
+    const third = await w.client.trigger({ url, body: { job: "three" }, retries: 0 });
+    await w.flush();
+    const [left] = (await w.client.dlq.list({ filter: { workflowRunId: third.workflowRunId } })).messages;
+    expect(await w.client.dlq.delete(left!.dlqId)).toEqual({ deleted: 1 });
+    expect((await w.client.dlq.list({ filter: { workflowRunId: third.workflowRunId } })).messages).toEqual([]);
+  });
 });

@@ -1,0 +1,243 @@
+import type { Account } from "../accounts/accounts.ts";
+import type { Dialect } from "../core/dialect.ts";
+import { badRequest, notFound } from "../core/errors.ts";
+import { newMessageId, randomBase58 } from "../core/ids.ts";
+import type { Wake } from "../core/wake.ts";
+import type { DlqEntry } from "../dlq/model.ts";
+import type { DlqStore } from "../dlq/store.ts";
+import { takePage, type BulkSelection } from "../filters/bulk.ts";
+import { callbackMessage } from "../messages/callbacks.ts";
+import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
+import { compact } from "../messages/views.ts";
+import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
+import type { MessageRecord } from "../model/message.ts";
+import { joinRun } from "./headers.ts";
+import type { RunConfig, RunRecord } from "./model.ts";
+import type { WorkflowHeaderNames } from "./protocol.ts";
+import type { RunStore } from "./store.ts";
+
+export interface WorkflowDlqDeps {
+  clock: { now(): number };
+  commit: { run<T>(write: () => T): Promise<T> };
+  dialect: Dialect;
+  names: WorkflowHeaderNames;
+  dlq: DlqStore;
+  runs: RunStore;
+  lifecycle: MessageLifecycle;
+  usage: UsageRecorder;
+  wake: Wake;
+}
+
+/** A new run: its id and when it started. */
+export interface StartedRun {
+  workflowRunId: string;
+  workflowCreatedAt: number;
+}
+
+type Action = "resume" | "restart";
+
+/**
+ * The DLQ of workflow runs: a failed run's entry can resume it (a new run with the steps that had
+ * succeeded, delivering the failed step again), restart it (a new run from the initial payload),
+ * call its failure function again, or be deleted. A request may override the retries and the
+ * flow control of the new run, and name its id (`<Prefix>-Workflow-RunId`).
+ */
+export class WorkflowDlq {
+  constructor(private readonly deps: WorkflowDlqDeps) {}
+
+  /** The workflow fields a DLQ entry of a run shows (the SDK's `DLQMessage`). */
+  readonly fields = (e: DlqEntry): Record<string, unknown> | undefined => {
+    const tag = e.message.workflow;
+    if (!tag || tag.callType === "failureCall" || tag.callType === "toCallback") return undefined;
+    const run = this.deps.runs.getRun(e.message.accountId, tag.runId);
+    const failure = run?.failureFunction?.dlqId === e.dlqId ? run.failureFunction : undefined;
+    return compact({
+      workflowRunId: tag.runId,
+      workflowUrl: run?.url ?? e.message.url,
+      workflowCreatedAt: run?.createdAt,
+      failureCallback: e.message.failureCallback?.url,
+      failureCallbackInfo: failure
+        ? compact({
+            state: failure.state,
+            responseStatus: failure.responseStatus,
+            responseBody: failure.responseBody,
+            responseHeaders: failure.responseHeaders,
+          })
+        : undefined,
+    });
+  };
+
+  /** Resumes or restarts the runs of the selected entries; the entries leave the DLQ. */
+  async act(action: Action, account: Account, selection: BulkSelection, headers: Headers): Promise<{ workflowRuns: StartedRun[]; cursor?: string }> {
+    const { commit, clock, dlq } = this.deps;
+    const overrides = this.overrides(account, headers, clock.now());
+    const { runs, cursor } = await commit.run(() => {
+      const now = clock.now();
+      const { page, cursor } = takePage(dlq.oldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1), selection.count, (e) => e.seq);
+      const started = page.map((entry) => {
+        const run = action === "resume" ? this.resume(entry, overrides, now) : this.restart(entry, overrides, now);
+        dlq.delete(account.id, entry.dlqId);
+        return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
+      });
+      return { runs: started, cursor };
+    });
+    this.deps.wake();
+    return compact({ workflowRuns: runs, cursor });
+  }
+
+  /** One entry (`/resume/{dlqId}`): 404 when it is not a failed run's entry. */
+  async actOn(action: Action, account: Account, dlqId: string, headers: Headers): Promise<StartedRun> {
+    const { workflowRuns } = await this.act(action, account, { filter: { dlqIds: [dlqId] }, count: 1, after: null }, headers);
+    if (!workflowRuns[0]) throw notFound(`workflow DLQ message ${dlqId} not found`);
+    return workflowRuns[0];
+  }
+
+  /** Calls the failed run's failure function again, with the answer its step failed with. */
+  async retryFailureFunction(account: Account, dlqId: string): Promise<StartedRun> {
+    const { commit, clock, dlq, runs, lifecycle } = this.deps;
+    const run = await commit.run(() => {
+      const entry = dlq.get(account.id, dlqId);
+      const tag = entry?.message.workflow;
+      const run = tag && runs.getRun(account.id, tag.runId);
+      if (!entry || !run) throw notFound(`workflow DLQ message ${dlqId} not found`);
+      const spec = entry.message.failureCallback;
+      if (!spec) throw badRequest(`workflow run ${run.runId} has no failure function`);
+      const now = clock.now();
+      const outcome = {
+        ticket: 0,
+        messageId: entry.message.id,
+        status: entry.responseStatus,
+        headers: entry.responseHeaders,
+        body: entry.responseBody,
+        error: entry.error,
+        startedAt: now,
+        durationMs: 0,
+      };
+      lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId), now);
+      return run;
+    });
+    this.deps.wake();
+    return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
+  }
+
+  /** Deletes the selected entries of failed runs. */
+  async delete(account: Account, selection: BulkSelection): Promise<{ deleted: number; cursor?: string }> {
+    const { commit, dlq } = this.deps;
+    const { page, cursor } = await commit.run(() => {
+      const taken = takePage(dlq.oldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1), selection.count, (e) => e.seq);
+      for (const e of taken.page) dlq.delete(account.id, e.dlqId);
+      return taken;
+    });
+    return compact({ deleted: page.length, cursor });
+  }
+
+  private workflowOnly(selection: BulkSelection) {
+    return { ...selection.filter, sources: ["workflow"] };
+  }
+
+  /** The new run continues from the failed step: the steps before it are kept, the failed one is delivered again. */
+  private resume(entry: DlqEntry, overrides: Overrides, nowMs: number): RunRecord {
+    const failed = entry.message;
+    const old = this.oldRun(entry);
+    const run = this.newRun(old, overrides, nowMs);
+    const failedEntry = this.deps.runs.stepOfMessage(old.accountId, old.runId, failed.id);
+    for (const e of this.deps.runs.steps(old.accountId, old.runId)) {
+      if (failedEntry && e.position >= failedEntry.position) break;
+      this.deps.runs.appendStep({ ...e, runId: run.runId });
+    }
+    const m = this.freshMessage(failed, run, nowMs);
+    this.deps.runs.appendStep({
+      accountId: run.accountId,
+      runId: run.runId,
+      messageId: m.id,
+      callType: failedEntry?.callType ?? "step",
+      url: m.url,
+      method: m.method,
+      body: failedEntry?.body ?? failed.body,
+      createdAt: nowMs,
+      headers: failedEntry?.headers ?? failed.headers,
+      retries: m.maxRetries,
+      retryDelayExpr: m.retryDelayExpr,
+    });
+    joinRun(this.deps.names, run, m, failed.workflow!.callType === "fromCallback" ? "fromCallback" : "step", failedEntry?.position === 0);
+    this.deps.lifecycle.accept(m, nowMs);
+    return run;
+  }
+
+  /** The new run starts over from the initial payload, with the old run's settings. */
+  private restart(entry: DlqEntry, overrides: Overrides, nowMs: number): RunRecord {
+    const old = this.oldRun(entry);
+    const initial = this.deps.runs.prefix(old.accountId, old.runId, 0)[0];
+    if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
+    const run = this.newRun(old, overrides, nowMs);
+    const m = this.freshMessage({ ...entry.message, kind: "message", url: old.url, method: "POST", headers: old.config.headers, body: initial.body }, run, nowMs);
+    this.deps.runs.appendStep({ ...initial, runId: run.runId, messageId: m.id, createdAt: nowMs, retries: m.maxRetries });
+    joinRun(this.deps.names, run, m, "step", true);
+    this.deps.lifecycle.accept(m, nowMs);
+    return run;
+  }
+
+  private oldRun(entry: DlqEntry): RunRecord {
+    const tag = entry.message.workflow!;
+    const old = this.deps.runs.getRun(entry.message.accountId, tag.runId);
+    if (!old) throw notFound(`workflow run ${tag.runId} of DLQ message ${entry.dlqId} not found`);
+    return old;
+  }
+
+  private newRun(old: RunRecord, overrides: Overrides, nowMs: number): RunRecord {
+    const config: RunConfig = {
+      ...old.config,
+      retries: overrides.retries ?? old.config.retries,
+      flow: overrides.flow ?? old.config.flow,
+    };
+    const run: RunRecord = {
+      accountId: old.accountId,
+      runId: overrides.runId ?? `wfr_${randomBase58(21)}`,
+      url: old.url,
+      createdAt: nowMs,
+      state: "RUN_STARTED",
+      labels: old.labels,
+      callerIp: old.callerIp,
+      config,
+    };
+    if (this.deps.runs.getRun(run.accountId, run.runId)) throw badRequest(`workflow run ${run.runId} already exists`);
+    this.deps.runs.insertRun(run);
+    this.deps.usage.count(run.accountId, WorkflowMetric.runStarted, 1, nowMs);
+    return run;
+  }
+
+  /** The failed message again, as a new message of the new run, with the run's settings. */
+  private freshMessage(failed: MessageRecord, run: RunRecord, nowMs: number): MessageRecord {
+    this.deps.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
+    return {
+      ...failed,
+      id: newMessageId(),
+      state: "CREATED",
+      dispatchAt: nowMs,
+      notBefore: nowMs,
+      createdAt: nowMs,
+      retried: 0,
+      maxRetries: run.config.retries,
+      retryDelayExpr: run.config.retryDelayExpr,
+      flow: run.config.flow,
+      failureCallback: run.config.failureCallback,
+    };
+  }
+
+  private overrides(account: Account, headers: Headers, nowMs: number): Overrides {
+    const src = new ConfigSource(this.deps.dialect, headers, new URLSearchParams());
+    const given = parsePublishOptions(src, account.limits, nowMs);
+    return {
+      retries: src.get("Retries") !== undefined ? given.retries : undefined,
+      flow: given.flow,
+      runId: headers.get(this.deps.names.runId) ?? undefined,
+    };
+  }
+}
+
+interface Overrides {
+  retries?: number;
+  flow?: RunConfig["flow"];
+  runId?: string;
+}
