@@ -3,7 +3,7 @@ import type { MetricsEngine } from "../../metrics/engine.ts";
 import { roundAmount } from "../../metrics/money.ts";
 import { dailyPoints, periodPoints, type Point } from "../../metrics/points.ts";
 import { monthGrid, periodGrid, pointStartMs, weekdayName, type Grid, type Period } from "../../metrics/time.ts";
-import { MessagingMetric as M } from "../../metrics/usage.ts";
+import { MessagingMetric as M, WorkflowMetric as W } from "../../metrics/usage.ts";
 
 /** Named series of `daily_qstash_messages`, in this order, and the metric each counts. */
 export const MESSAGE_SERIES = [
@@ -15,8 +15,13 @@ export const MESSAGE_SERIES = [
   ["created", M.created],
 ] as const;
 
-/** Workflows do not exist here; their series keep the shape with zeros. */
-const WORKFLOW_SERIES = ["run_started", "run_completed", "run_failed", "run_canceled"] as const;
+/** Named series of `daily_workflow_messages`, in this order, and the metric each counts. */
+export const WORKFLOW_SERIES = [
+  ["run_started", W.runStarted],
+  ["run_completed", W.runCompleted],
+  ["run_failed", W.runFailed],
+  ["run_canceled", W.runCanceled],
+] as const;
 
 export interface NamedSeries {
   id: string;
@@ -31,22 +36,26 @@ export function messagingStats(engine: MetricsEngine, account: Account, period: 
   const grid = periodGrid(period, nowMs);
   const month = monthGrid(nowMs);
   const owner = account.id;
-  const zeros = new Array<number>(grid.points).fill(0);
-
   const dailyRequests = engine.sums(owner, M.requests, month);
+  const dailyWorkflowMessages = engine.sums(owner, W.messages, month);
+  const dailyWorkflowRuns = engine.sums(owner, W.runStarted, month);
   const dailyBillings = engine
     .sums(owner, M.billable, month)
     .map((n) => roundAmount((n / 100_000) * account.limits.pricePer100k));
 
   return {
     days: Array.from({ length: month.points }, (_, i) => weekdayName(pointStartMs(month, i))),
-    daily_requests: dailyPoints(month, dailyRequests).map((p) => ({ ...p, workflow_message: 0, workflow_run: 0 })),
+    daily_requests: dailyPoints(month, dailyRequests).map((p, i) => ({
+      ...p,
+      workflow_message: dailyWorkflowMessages[i] ?? 0,
+      workflow_run: dailyWorkflowRuns[i] ?? 0,
+    })),
     daily_billings: dailyPoints(month, dailyBillings),
     daily_bandwidths: dailyPoints(month, engine.sums(owner, M.bandwidth, month)),
     daily_used: periodPoints(grid, engine.sums(owner, M.requests, grid)),
-    daily_used_workflow: periodPoints(grid, zeros),
+    daily_used_workflow: periodPoints(grid, engine.sums(owner, W.messages, grid)),
     daily_qstash_messages: MESSAGE_SERIES.map(([id, metric]) => named(id, grid, engine.sums(owner, metric, grid))),
-    daily_workflow_messages: WORKFLOW_SERIES.map((id) => named(id, grid, zeros)),
+    daily_workflow_messages: WORKFLOW_SERIES.map(([id, metric]) => named(id, grid, engine.sums(owner, metric, grid))),
     dlq_message_count: dlqCount,
     daily_bandwidth_used: periodPoints(grid, engine.sums(owner, M.bandwidth, grid)),
     total_monthly_billing: roundAmount(dailyBillings.reduce((a, b) => a + b, 0)),
