@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
-import { verifySignature } from "../../src/signing/verify.ts";
+import { verifySignature } from "../../src/signing/verify.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 let dir: string;
@@ -51,7 +51,7 @@ test("the binary's worker threads deliver a signed message and its callback", as
   expect(delivery!.text).toBe("from the binary");
   expect(delivery!.headers.get("svc-message-id")).toBe(messageId);
   const keys = (await (await fetch(`${server.url}/v2/keys`, { headers: { authorization: "Bearer bin-token" } })).json()) as { current: string; next: string };
-  const verdict = verifySignature({ signature: delivery!.headers.get("svc-signature")!, body: delivery!.body, currentSigningKey: keys.current, nextSigningKey: keys.next, url: delivery!.url });
+  const verdict = await verifySignature({ signature: delivery!.headers.get("svc-signature")!, body: delivery!.body, currentSigningKey: keys.current, nextSigningKey: keys.next, url: delivery!.url });
   expect(verdict.ok).toBe(true);
   const [callback] = await rx.waitFor(1, { match: (r) => r.path === "/bin-callback" });
   const body = JSON.parse(callback!.text);

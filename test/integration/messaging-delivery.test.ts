@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { verifySignature } from "../../src/signing/verify.ts";
+import { verifySignature } from "../../src/signing/verify.js";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -42,9 +42,9 @@ describe("publish and deliver", () => {
     expect(got!.headers.get("svc-retried")).toBe("0");
     expect(got!.headers.get("svc-caller-ip")).toBe("127.0.0.1");
     const signature = got!.headers.get("svc-signature")!;
-    const ok = verifySignature({ signature, body: got!.body, currentSigningKey: keys().current, nextSigningKey: keys().next, url: got!.url });
+    const ok = await verifySignature({ signature, body: got!.body, currentSigningKey: keys().current, nextSigningKey: keys().next, url: got!.url });
     expect(ok.ok).toBe(true);
-    const wrong = verifySignature({ signature, body: got!.body, currentSigningKey: "sig_wrong", nextSigningKey: "sig_wrong2" });
+    const wrong = await verifySignature({ signature, body: got!.body, currentSigningKey: "sig_wrong", nextSigningKey: "sig_wrong2" });
     expect(wrong.ok).toBe(false);
   });
 
@@ -119,7 +119,7 @@ describe("publish and deliver", () => {
     const { body } = await publish(`${rx.url}/rotated`, { body: "r" });
     const [got] = await rx.waitFor(1, { match: (r) => r.headers.get("svc-message-id") === body.messageId });
     const sig = got!.headers.get("svc-signature")!;
-    expect(verifySignature({ signature: sig, body: got!.body, currentSigningKey: rotated.current, nextSigningKey: rotated.next }).ok).toBe(true);
-    expect(verifySignature({ signature: sig, body: got!.body, currentSigningKey: before.current, nextSigningKey: "sig_x" }).ok).toBe(false);
+    expect((await verifySignature({ signature: sig, body: got!.body, currentSigningKey: rotated.current, nextSigningKey: rotated.next })).ok).toBe(true);
+    expect((await verifySignature({ signature: sig, body: got!.body, currentSigningKey: before.current, nextSigningKey: "sig_x" })).ok).toBe(false);
   });
 });

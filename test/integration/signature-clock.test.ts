@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { ManualClock } from "../../src/core/clock.ts";
-import { verifySignature } from "../../src/signing/verify.ts";
+import { verifySignature } from "../../src/signing/verify.js";
 import { startReceiver } from "../helpers/receiver.ts";
 import { startTestServer } from "../helpers/server.ts";
 
@@ -14,7 +14,7 @@ test("with a manual clock a day ahead, signatures still carry real time and veri
     expect(res.status).toBe(200);
     const [got] = await rx.waitFor(1);
     const account = s.ctx.accounts.all()[0]!;
-    const verdict = verifySignature({
+    const verdict = await verifySignature({
       signature: got!.headers.get("svc-signature")!,
       body: got!.body,
       currentSigningKey: account.currentSigningKey,

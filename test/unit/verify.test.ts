@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { base64url, signDelivery, signJwt } from "../../src/signing/jwt.ts";
-import { verifySignature } from "../../src/signing/verify.ts";
+import { verifySignature } from "../../src/signing/verify.js";
 
 const CURRENT = "sig_currentKeyAAAAAAAAAAAAAAAAA";
 const NEXT = "sig_nextKeyBBBBBBBBBBBBBBBBBBBBBB";
@@ -23,11 +23,15 @@ const verify = (over: Partial<Parameters<typeof verifySignature>[0]> = {}) =>
     ...over,
   });
 
-const reason = (r: ReturnType<typeof verifySignature>) => (r.ok ? "ok" : r.reason);
+const reason = async (r: ReturnType<typeof verifySignature>) => {
+  const v = await r;
+  return v.ok ? "ok" : v.reason;
+};
+const ok = async (r: ReturnType<typeof verifySignature>) => (await r).ok;
 
 describe("verifySignature", () => {
-  test("sign then verify succeeds and returns the claims", () => {
-    const r = verify();
+  test("sign then verify succeeds and returns the claims", async () => {
+    const r = await verify();
     expect(r.ok).toBe(true);
     if (r.ok) {
       expect(r.claims.iss).toBe("Svc");
@@ -37,44 +41,44 @@ describe("verifySignature", () => {
     }
   });
 
-  test("body may be given as a string", () => {
-    expect(verify({ body: '{"hello":"world"}' }).ok).toBe(true);
+  test("body may be given as a string", async () => {
+    expect(await ok(verify({ body: '{"hello":"world"}' }))).toBe(true);
   });
 
-  test("url is optional", () => {
-    expect(verify({ url: undefined }).ok).toBe(true);
+  test("url is optional", async () => {
+    expect(await ok(verify({ url: undefined }))).toBe(true);
   });
 
-  test("wrong keys fail", () => {
-    expect(reason(verify({ currentSigningKey: "sig_other", nextSigningKey: "sig_other2" }))).toMatch(/signing key/);
+  test("wrong keys fail", async () => {
+    expect(await reason(verify({ currentSigningKey: "sig_other", nextSigningKey: "sig_other2" }))).toMatch(/signing key/);
   });
 
-  test("a token signed with the next key verifies (rotation)", () => {
-    expect(verify({ signature: signed({ key: NEXT }) }).ok).toBe(true);
+  test("a token signed with the next key verifies (rotation)", async () => {
+    expect(await ok(verify({ signature: signed({ key: NEXT }) }))).toBe(true);
   });
 
-  test("the current key is tried too when next differs", () => {
-    expect(verify({ nextSigningKey: "sig_unrelated" }).ok).toBe(true);
-    expect(verify({ currentSigningKey: "sig_unrelated", nextSigningKey: CURRENT }).ok).toBe(true);
+  test("the current key is tried too when next differs", async () => {
+    expect(await ok(verify({ nextSigningKey: "sig_unrelated" }))).toBe(true);
+    expect(await ok(verify({ currentSigningKey: "sig_unrelated", nextSigningKey: CURRENT }))).toBe(true);
   });
 
-  test("empty keys never match a token signed with an empty key", () => {
-    const r = verify({ signature: signed({ key: "" }), currentSigningKey: "", nextSigningKey: "" });
+  test("empty keys never match a token signed with an empty key", async () => {
+    const r = await verify({ signature: signed({ key: "" }), currentSigningKey: "", nextSigningKey: "" });
     expect(r.ok).toBe(false);
   });
 
-  test("tampered body fails", () => {
-    expect(reason(verify({ body: '{"hello":"World"}' }))).toMatch(/body hash/);
-    expect(reason(verify({ body: new Uint8Array() }))).toMatch(/body hash/);
+  test("tampered body fails", async () => {
+    expect(await reason(verify({ body: '{"hello":"World"}' }))).toMatch(/body hash/);
+    expect(await reason(verify({ body: new Uint8Array() }))).toMatch(/body hash/);
   });
 
-  test("empty body round-trips", () => {
+  test("empty body round-trips", async () => {
     const empty = new Uint8Array();
-    expect(verify({ signature: signed({ body: empty }), body: empty }).ok).toBe(true);
-    expect(verify({ signature: signed({ body: empty }), body: "" }).ok).toBe(true);
+    expect(await ok(verify({ signature: signed({ body: empty }), body: empty }))).toBe(true);
+    expect(await ok(verify({ signature: signed({ body: empty }), body: "" }))).toBe(true);
   });
 
-  test("body hash is accepted with or without padding", () => {
+  test("body hash is accepted with or without padding", async () => {
     const unpadded = signJwt(
       {
         iss: "Svc",
@@ -87,66 +91,64 @@ describe("verifySignature", () => {
       },
       CURRENT,
     );
-    expect(verify({ signature: unpadded }).ok).toBe(true);
+    expect(await ok(verify({ signature: unpadded }))).toBe(true);
   });
 
-  test("expiry honours the tolerance (default 5 s)", () => {
+  test("expiry honours the tolerance (default 5 s)", async () => {
     const exp = T0 + 300_000;
-    expect(verify({ nowMs: exp }).ok).toBe(true);
-    expect(verify({ nowMs: exp + 5_000 }).ok).toBe(true);
-    expect(reason(verify({ nowMs: exp + 5_001 }))).toMatch(/expired/);
-    expect(reason(verify({ nowMs: exp + 1_000, clockToleranceSec: 0 }))).toMatch(/expired/);
-    expect(verify({ nowMs: exp + 60_000, clockToleranceSec: 120 }).ok).toBe(true);
+    expect(await ok(verify({ nowMs: exp }))).toBe(true);
+    expect(await ok(verify({ nowMs: exp + 5_000 }))).toBe(true);
+    expect(await reason(verify({ nowMs: exp + 5_001 }))).toMatch(/expired/);
+    expect(await reason(verify({ nowMs: exp + 1_000, clockToleranceSec: 0 }))).toMatch(/expired/);
+    expect(await ok(verify({ nowMs: exp + 60_000, clockToleranceSec: 120 }))).toBe(true);
   });
 
-  test("not-before honours the tolerance", () => {
-    expect(verify({ nowMs: T0 - 5_000 }).ok).toBe(true);
-    expect(reason(verify({ nowMs: T0 - 5_001 }))).toMatch(/not valid yet/);
+  test("not-before honours the tolerance", async () => {
+    expect(await ok(verify({ nowMs: T0 - 5_000 }))).toBe(true);
+    expect(await reason(verify({ nowMs: T0 - 5_001 }))).toMatch(/not valid yet/);
   });
 
-  test("nowMs defaults to the wall clock", () => {
+  test("nowMs defaults to the wall clock", async () => {
     const fresh = signed({ nowMs: Date.now() });
-    expect(verify({ signature: fresh, nowMs: undefined }).ok).toBe(true);
-    expect(reason(verify({ nowMs: undefined }))).toMatch(/expired/);
+    expect(await ok(verify({ signature: fresh, nowMs: undefined }))).toBe(true);
+    expect(await reason(verify({ nowMs: undefined }))).toMatch(/expired/);
   });
 
-  test("wrong sub fails", () => {
-    expect(reason(verify({ url: "https://example.com/other" }))).toMatch(/subject/);
-    expect(reason(verify({ url: `${URL_}/` }))).toMatch(/subject/);
+  test("wrong sub fails", async () => {
+    expect(await reason(verify({ url: "https://example.com/other" }))).toMatch(/subject/);
+    expect(await reason(verify({ url: `${URL_}/` }))).toMatch(/subject/);
   });
 
-  test("issuer defaults to Svc and can be overridden", () => {
-    expect(reason(verify({ issuer: "Other" }))).toMatch(/issuer/);
+  test("issuer defaults to Svc and can be overridden", async () => {
+    expect(await reason(verify({ issuer: "Other" }))).toMatch(/issuer/);
     const custom = signed({ issuer: "Other" });
-    expect(reason(verify({ signature: custom }))).toMatch(/issuer/);
-    expect(verify({ signature: custom, issuer: "Other" }).ok).toBe(true);
+    expect(await reason(verify({ signature: custom }))).toMatch(/issuer/);
+    expect(await ok(verify({ signature: custom, issuer: "Other" }))).toBe(true);
   });
 
-  test("a validly signed token with missing or mistyped claims fails", () => {
+  test("a validly signed token with missing or mistyped claims fails", async () => {
     const noBody = signJwt({ iss: "Svc", sub: URL_, iat: T0 / 1000, nbf: T0 / 1000, exp: T0 / 1000 + 300, jti: "j" }, CURRENT);
-    expect(reason(verify({ signature: noBody }))).toMatch(/claims/);
+    expect(await reason(verify({ signature: noBody }))).toMatch(/claims/);
     const stringExp = signJwt(
       { iss: "Svc", sub: URL_, iat: T0 / 1000, nbf: T0 / 1000, exp: "9999999999", jti: "j", body: "x" },
       CURRENT,
     );
-    expect(reason(verify({ signature: stringExp }))).toMatch(/claims/);
+    expect(await reason(verify({ signature: stringExp }))).toMatch(/claims/);
   });
 
-  test("alg other than HS256 is refused", () => {
+  test("alg other than HS256 is refused", async () => {
     const [, p = ""] = signed().split(".");
     const h = base64url('{"alg":"none","typ":"JWT"}');
     const s = createHmac("sha256", CURRENT).update(`${h}.${p}`).digest("base64url");
-    expect(verify({ signature: `${h}.${p}.${s}` }).ok).toBe(false);
-    expect(verify({ signature: `${h}.${p}.` }).ok).toBe(false);
+    expect(await ok(verify({ signature: `${h}.${p}.${s}` }))).toBe(false);
+    expect(await ok(verify({ signature: `${h}.${p}.` }))).toBe(false);
   });
 
-  test("never throws on malformed input", () => {
+  test("never throws on malformed input", async () => {
     for (const sig of ["", "a.b.c", "...", "x".repeat(5000), "eyJhbGciOiJIUzI1NiJ9.e30.@@@"]) {
-      const r = verify({ signature: sig });
-      expect(r.ok).toBe(false);
-      expect(reason(r)).toMatch(/well-formed/);
+      expect(await reason(verify({ signature: sig }))).toMatch(/well-formed/);
     }
-    const wild = verifySignature({
+    const wild = await verifySignature({
       signature: undefined as unknown as string,
       body,
       currentSigningKey: CURRENT,
@@ -155,9 +157,27 @@ describe("verifySignature", () => {
     expect(wild.ok).toBe(false);
   });
 
-  test("imports nothing but ./jwt.ts, so users can copy it", async () => {
-    const src = await Bun.file(new URL("../../src/signing/verify.ts", import.meta.url)).text();
-    const imports = [...src.matchAll(/from\s+["']([^"']+)["']/g)].map((m) => m[1]);
-    expect(imports).toEqual(["./jwt.ts"]);
+  test("tampered claims or MAC fail; a token signed with another key fails", async () => {
+    const token = signed();
+    const [h, p = "", mac = ""] = token.split(".");
+    const claims = JSON.parse(Buffer.from(p, "base64url").toString());
+    const forged = `${h}.${base64url(JSON.stringify({ ...claims, sub: "https://attacker.example" }))}.${mac}`;
+    expect(await reason(verify({ signature: forged, url: undefined }))).toMatch(/signing key/);
+    const flipped = mac.startsWith("A") ? `B${mac.slice(1)}` : `A${mac.slice(1)}`;
+    expect(await reason(verify({ signature: `${h}.${p}.${flipped}` }))).toMatch(/signing key/);
+    expect(await ok(verify({ signature: `${token}AA` }))).toBe(false);
+  });
+
+  test("malformed segments are refused, never decoded leniently", async () => {
+    const [h = "", p = "", mac = ""] = signed().split(".");
+    for (const bad of [`${h}.${p}`, `${signed()}.x`, `${h}.${p}.${mac}!`, `${h}.${base64url("not json")}.${mac}`, `${h}.${base64url("[1,2]")}.${mac}`, `${h}.${base64url(new Uint8Array([0xff, 0xfe]))}.${mac}`, `${h}+.${p}.${mac}`]) {
+      expect(await reason(verify({ signature: bad }))).toMatch(/well-formed/);
+    }
+  });
+
+  test("uses Web Crypto and standard globals only, and imports nothing, so it runs on any runtime", async () => {
+    const src = await Bun.file(new URL("../../src/signing/verify.js", import.meta.url)).text();
+    expect(src).not.toMatch(/^\s*import\s|\bimport\(|\brequire\(/m);
+    expect(src).not.toMatch(/\b(Bun|Buffer|process)\./);
   });
 });

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createInterface } from "node:readline";
+import { waitForState } from "../helpers/inspect.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
+
+/**
+ * The receiver verification module under Node itself: the example server of examples/ runs in a
+ * `node` subprocess, importing `svcd/verify` through the package's exports, and checks real
+ * deliveries. A relay in front of it passes one delivery on untouched and changes the body of
+ * another, as a tampering proxy would.
+ */
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const NODE = Bun.which("node");
+
+interface Verdict {
+  path: string;
+  messageId: string | null;
+  verified: boolean;
+  reason: string | null;
+}
+
+let s: TestServer;
+let receiver: ChildProcessWithoutNullStreams;
+const verdicts: Verdict[] = [];
+let relay: ReturnType<typeof Bun.serve>;
+let receiverUrl = "";
+
+beforeAll(async () => {
+  s = await startTestServer();
+  const account = s.ctx.accounts.all()[0]!;
+  relay = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const url = new URL(request.url);
+      const body = new Uint8Array(await request.arrayBuffer());
+      if (url.pathname.includes("tampered")) body[0] = body[0]! ^ 1;
+      return fetch(`${receiverUrl}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
+    },
+  });
+  receiver = spawn(NODE!, ["examples/node-receiver.mjs", "0"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      SVC_CURRENT_SIGNING_KEY: account.currentSigningKey,
+      SVC_NEXT_SIGNING_KEY: account.nextSigningKey,
+      // svcd delivers to the relay: that is the URL the signature names.
+      PUBLIC_URL: `http://127.0.0.1:${relay.port}`,
+    },
+  });
+  const lines = createInterface({ input: receiver.stdout });
+  const port = new Promise<number>((resolve, reject) => {
+    receiver.on("exit", (code) => reject(new Error(`node receiver exited with ${code}`)));
+    lines.on("line", (line) => {
+      const listening = /^listening on (\d+)$/.exec(line);
+      if (listening) resolve(Number(listening[1]));
+      else verdicts.push(JSON.parse(line) as Verdict);
+    });
+  });
+  receiverUrl = `http://127.0.0.1:${await port}`;
+});
+
+afterAll(async () => {
+  receiver?.kill();
+  relay?.stop(true);
+  await s?.stop();
+});
+
+test.skipIf(!NODE)("under Node, the verify module accepts a real delivery and refuses a tampered body", async () => {
+  const publish = async (path: string) => {
+    const res = await s.api(`/v2/publish/http://127.0.0.1:${relay.port}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "Svc-Retries": "0" },
+      body: JSON.stringify({ order: 42, path }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { messageId: string }).messageId;
+  };
+  const genuine = await publish("/orders/genuine?x=1");
+  const tampered = await publish("/orders/tampered");
+
+  await waitUntil(() => verdicts.length >= 2, { what: "two verdicts from the node receiver" });
+  expect(verdicts.find((v) => v.messageId === genuine)).toEqual({ path: "/orders/genuine?x=1", messageId: genuine, verified: true, reason: null });
+  const refused = verdicts.find((v) => v.messageId === tampered)!;
+  expect(refused.verified).toBe(false);
+  expect(refused.reason).toContain("body hash does not match");
+
+  // svcd saw the receiver's answers: delivered, and refused with 401 into the DLQ.
+  expect((await waitForState(s, genuine, ["DELIVERED"])).at(-1)!.state).toBe("DELIVERED");
+  expect((await waitForState(s, tampered, ["FAILED"])).at(-1)!.responseStatus).toBe(401);
+});
