@@ -1,0 +1,186 @@
+/**
+ * The workflow protocol on the wire, in svcd's own dialect (`Svc-` headers): what a run's
+ * deliveries carry, what its publishes are answered, and the server's own checks. The endpoint
+ * here is a recording receiver that answers as the workflow SDK does.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { account, jsonBody } from "../helpers/accounts.ts";
+import { flush } from "../helpers/control.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+const ALICE = account("alice");
+const BOB = account("bob");
+let s: TestServer;
+let rx: Receiver;
+
+beforeAll(async () => {
+  s = await startTestServer({ configFile: { accounts: [ALICE, BOB] } });
+  // Answers like the SDK: every answer carries the protocol version, except on /plain.
+  rx = await startReceiver((req) =>
+    new Response("{}", { headers: req.path.startsWith("/plain") ? {} : { "Svc-Workflow-Sdk-Version": "1" } }),
+  );
+});
+afterAll(async () => {
+  rx?.stop();
+  await s?.stop();
+});
+beforeEach(async () => {
+  for (const who of [ALICE, BOB]) expect((await s.api("/__svc/reset", { method: "POST", token: who.token })).status).toBe(200);
+  rx.received.length = 0;
+});
+
+const decode = (b64: string) => Buffer.from(b64, "base64").toString();
+const batch = (elements: unknown[], token = ALICE.token) => s.api("/v2/batch", { ...jsonBody("POST", elements), token });
+
+/** What the SDK sends to start a run. */
+function trigger(runId: string, url: string, body = "hello", extra: Record<string, string> = {}) {
+  return {
+    destination: url,
+    body,
+    headers: {
+      "Svc-Workflow-Init": "true",
+      "Svc-Workflow-RunId": runId,
+      "Svc-Workflow-Url": url,
+      "Svc-Forward-Svc-Workflow-Sdk-Version": "1",
+      "Svc-Forward-X-Tenant": "acme",
+      "Content-Type": "text/plain",
+      ...extra,
+    },
+  };
+}
+
+/** What the SDK sends to hand in a step's result. */
+function step(runId: string, url: string, stepId: number, out: unknown) {
+  return {
+    destination: url,
+    body: JSON.stringify({ stepId, stepName: `step-${stepId}`, stepType: "Run", out: JSON.stringify(out), concurrent: 1 }),
+    headers: {
+      "Svc-Workflow-Init": "false",
+      "Svc-Workflow-RunId": runId,
+      "Svc-Workflow-Url": url,
+      "Svc-Forward-Svc-Workflow-Sdk-Version": "1",
+      "Content-Type": "application/json",
+    },
+  };
+}
+
+describe("workflow protocol, svc dialect", () => {
+  test("a trigger's delivery names the run and carries the step list; later steps inherit the trigger's settings and headers", async () => {
+    const url = `${rx.url}/wf`;
+    const res = await batch([trigger("wfr_one", url, "hello", { "Svc-Retries": "0", "Svc-Label": "nightly" })]);
+    expect(res.status).toBe(200);
+    const [{ messageId: first }] = await res.json();
+    await flush(s.api);
+    const [delivery] = rx.received;
+    expect(delivery!.headers.get("svc-workflow-runid")).toBe("wfr_one");
+    expect(delivery!.headers.get("svc-workflow-url")).toBe(url);
+    expect(Number(delivery!.headers.get("svc-workflow-createdat"))).toBeGreaterThan(0);
+    expect(delivery!.headers.get("svc-workflow-sdk-version")).toBe("1");
+    expect(JSON.parse(delivery!.text)).toEqual([{ messageId: first, body: Buffer.from("hello").toString("base64"), callType: "step" }]);
+
+    const stepRes = await batch([step("wfr_one", url, 1, { n: 1 })]);
+    const [{ messageId: second }] = await stepRes.json();
+    await flush(s.api);
+    const stepDelivery = rx.received[1]!;
+    const list = JSON.parse(stepDelivery.text) as Array<{ messageId: string; body: string }>;
+    expect(list.map((e) => e.messageId)).toEqual([first, second]);
+    expect(JSON.parse(decode(list[1]!.body))).toMatchObject({ stepId: 1, stepName: "step-1" });
+    // The trigger's own header travels with every step; its retries (0) and label too.
+    expect(stepDelivery.headers.get("x-tenant")).toBe("acme");
+    const message = await (await s.api(`/v2/logs?messageId=${second}&state=CREATED`, { token: ALICE.token })).json();
+    expect(message.events[0]).toMatchObject({ maxRetries: 0, label: "nightly" });
+  });
+
+  test("the run's list while it runs (lazy fetch); ending it: a later step is refused with 400 for the whole batch, the list is 404", async () => {
+    const url = `${rx.url}/wf`;
+    await batch([trigger("wfr_end", url)]);
+    await batch([step("wfr_end", url, 1, "a")]);
+    const steps = await (await s.api("/v2/workflows/runs/wfr_end", { token: ALICE.token })).json();
+    expect(steps.map((e: { callType: string }) => e.callType)).toEqual(["step", "step"]);
+    const end = await s.api("/v2/workflows/runs/wfr_end?cancel=false", { method: "DELETE", body: '"the result"', token: ALICE.token });
+    expect(end.status).toBe(200);
+    const late = await batch([step("wfr_end", url, 2, "b"), step("wfr_end", url, 3, "c")]);
+    expect(late.status).toBe(400);
+    expect((await late.json()).error).toContain("wfr_end");
+    expect((await s.api("/v2/workflows/runs/wfr_end", { token: ALICE.token })).status).toBe(404);
+    expect((await s.api("/v2/workflows/runs/wfr_unknown?cancel=false", { method: "DELETE", token: ALICE.token })).status).toBe(404);
+    const logs = await (await s.api("/v2/workflows/logs?workflowRunId=wfr_end", { token: ALICE.token })).json();
+    expect(logs.runs[0]).toMatchObject({ workflowState: "RUN_SUCCESS", workflowRunResponse: '"the result"' });
+  });
+
+  test("a second trigger of the same run id is a duplicate: the same message id, nothing new delivered", async () => {
+    const url = `${rx.url}/wf`;
+    const [a] = await (await batch([trigger("wfr_dup", url)])).json();
+    const [b] = await (await batch([trigger("wfr_dup", url)])).json();
+    expect(b).toEqual({ messageId: a.messageId, url, deduplicated: true });
+    await flush(s.api);
+    expect(rx.received).toHaveLength(1);
+  });
+
+  test("a trigger answered 2XX by an endpoint that runs no workflow fails the run with the detection error", async () => {
+    const url = `${rx.url}/plain`;
+    await batch([trigger("wfr_plain", url, "x", { "Svc-Retries": "3" })]);
+    await flush(s.api);
+    // Failed at once: retrying would not turn the endpoint into a workflow.
+    expect(rx.received).toHaveLength(1);
+    const logs = await (await s.api("/v2/workflows/logs?workflowRunId=wfr_plain", { token: ALICE.token })).json();
+    expect(logs.runs[0].workflowState).toBe("RUN_FAILED");
+    const next = logs.runs[0].steps.find((g: { type: string }) => g.type === "next");
+    expect(next.steps[0].errors[0].error).toBe(
+      "detected a non-workflow destination for trigger/invoke. make sure you are sending the request to the correct endpoint",
+    );
+  });
+
+  test("POST /v2/trigger starts a run for a caller without the SDK; the SDK's re-trigger with the same id is the run's start", async () => {
+    const url = `${rx.url}/wf`;
+    const res = await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", token: ALICE.token });
+    expect(res.status).toBe(200);
+    const { workflowRunId, workflowCreatedAt } = await res.json();
+    expect(workflowRunId).toStartWith("wfr_");
+    expect(workflowCreatedAt).toBeGreaterThan(0);
+    await flush(s.api);
+    const [call] = rx.received;
+    expect(call!.headers.get("svc-workflow-unknown-sdk")).toBe("true");
+    expect(call!.headers.get("svc-workflow-runid")).toBe(workflowRunId);
+    expect(JSON.parse(call!.text).map((e: { body: string }) => decode(e.body))).toEqual(["from curl"]);
+    // The SDK answers by triggering the same run itself.
+    const again = trigger(workflowRunId, url, "from curl", { "Svc-Workflow-Trigger-By-Sdk": "true" });
+    const [started] = await (await batch([again])).json();
+    expect(started.deduplicated).toBeUndefined();
+    await flush(s.api);
+    expect(JSON.parse(rx.received[1]!.text)).toEqual([{ messageId: started.messageId, body: Buffer.from("from curl").toString("base64"), callType: "step" }]);
+  });
+
+  test("runs are per account: another account neither sees, appends to, ends nor cancels them; reset wipes them", async () => {
+    const url = `${rx.url}/wf`;
+    await batch([trigger("wfr_mine", url)]);
+    expect((await batch([step("wfr_mine", url, 1, "x")], BOB.token)).status).toBe(400);
+    expect((await s.api("/v2/workflows/runs/wfr_mine?cancel=true", { method: "DELETE", token: BOB.token })).status).toBe(404);
+    expect(await (await s.api("/v2/workflows/runs?workflowRunIds=wfr_mine", { method: "DELETE", token: BOB.token })).json()).toEqual({ cancelled: 0 });
+    expect((await (await s.api("/v2/workflows/logs", { token: BOB.token })).json()).runs).toEqual([]);
+    expect((await (await s.api("/v2/workflows/logs", { token: ALICE.token })).json()).runs).toHaveLength(1);
+    await s.api("/__svc/reset", { method: "POST", token: ALICE.token });
+    expect((await (await s.api("/v2/workflows/logs", { token: ALICE.token })).json()).runs).toEqual([]);
+    expect((await s.api("/v2/workflows/runs/wfr_mine", { token: ALICE.token })).status).toBe(404);
+  });
+
+  test("notify of one run keeps the event until that run waits for it; the wait then takes it at once", async () => {
+    const url = `${rx.url}/wf`;
+    await batch([trigger("wfr_wait", url)]);
+    const kept = await s.api("/v2/notify/wfr_wait/evt_early", { method: "POST", body: '{"early":true}', token: ALICE.token });
+    expect(await kept.json()).toEqual([]);
+    await flush(s.api);
+    rx.received.length = 0;
+    const waitStep = { stepId: 1, stepName: "wait", stepType: "Wait", concurrent: 1 };
+    const headers = { "Svc-Workflow-RunId": "wfr_wait", "Svc-Workflow-Init": "false", "Svc-Workflow-Url": url, "Svc-Forward-Svc-Workflow-Sdk-Version": "1" };
+    const wait = await s.api("/v2/wait/evt_early", { ...jsonBody("POST", { url, timeout: "1h", step: waitStep }), headers: { ...headers, "content-type": "application/json" }, token: ALICE.token });
+    expect(wait.status).toBe(200);
+    await flush(s.api);
+    const list = JSON.parse(rx.received[0]!.text) as Array<{ body: string }>;
+    const event = JSON.parse(decode(list.at(-1)!.body));
+    expect(event).toMatchObject({ stepName: "wait", stepType: "Wait", waitEventId: "evt_early", waitTimeout: false });
+    expect(JSON.parse(decode(event.out))).toEqual({ early: true });
+    expect(await (await s.api("/v2/waiters/evt_early", { token: ALICE.token })).json()).toEqual([]);
+  });
+});
