@@ -67,4 +67,21 @@ describe("workflow time on the manual clock", () => {
     expect(await w.client.getWaiters({ eventId: "never-comes" })).toEqual([]);
     expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
   });
+
+  test("runs that ended leave the logs with the plan's log retention; a running one stays", async () => {
+    const url = w.serve("/wf/retained", async (context) => {
+      await context.run("one", () => 1);
+    });
+    const waiting = w.serve("/wf/retained-waiting", async (context) => {
+      await context.waitForEvent("forever", "retention-never", { timeout: "30d" });
+    });
+    const ended = await w.client.trigger({ url });
+    const running = await w.client.trigger({ url: waiting });
+    await w.flush();
+    expect((await w.run(ended.workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+    // The default plan keeps logs 7 days; retention runs every 10 minutes of the server clock.
+    await w.advance(7 * 24 * 3600_000 + 11 * 60_000);
+    expect(await w.run(ended.workflowRunId)).toBeUndefined();
+    expect((await w.run(running.workflowRunId))!.workflowState).toBe("RUN_STARTED");
+  });
 });

@@ -284,4 +284,20 @@ describe("workflow runs on svcd", () => {
     expect(await w.client.dlq.delete(left!.dlqId)).toEqual({ deleted: 1 });
     expect((await w.client.dlq.list({ filter: { workflowRunId: third.workflowRunId } })).messages).toEqual([]);
   });
+
+  test("a step above a plan limit (a sleep longer than the plan's maximum delay) is refused with 412: the run fails at once", async () => {
+    let attempts = 0;
+    const url = w.serve("/wf/too-long", async (context) => {
+      await context.run("count", () => void attempts++);
+      await context.sleep("forever", "400d");
+    });
+    const { workflowRunId } = await w.client.trigger({ url, retries: 3 });
+    await w.flush();
+    const run = (await w.run(workflowRunId))!;
+    expect(run.workflowState).toBe("RUN_FAILED");
+    // The SDK turned the 412 into a non-retryable error: the failing delivery was not retried.
+    expect(attempts).toBe(1);
+    const next = run.steps.find((g) => g.type === "next")!;
+    expect(next.steps[0]).toMatchObject({ state: "STEP_FAILED" });
+  });
 });
