@@ -1,6 +1,5 @@
 import type { Elysia } from "elysia";
 import { AccountRegistry } from "./accounts/accounts.ts";
-import { AccountStore } from "./accounts/store.ts";
 import { batchRoutes } from "./batch/routes.ts";
 import { BatchService } from "./batch/service.ts";
 import { loadConfigFile, type ConfigFile } from "./config/config-file.ts";
@@ -17,7 +16,6 @@ import { createLogger, type Logger } from "./core/log.ts";
 import { ServiceGroup } from "./core/service.ts";
 import { WakeSignal } from "./core/wake.ts";
 import { createDeduplicator } from "./dedup/deduplicator.ts";
-import { DedupStore } from "./dedup/store.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
 import { InFlightAttempts } from "./delivery/in-flight.ts";
 import { OutcomeRecorder } from "./delivery/outcome-recorder.ts";
@@ -26,49 +24,39 @@ import { DeliveryProbe } from "./delivery/probe.ts";
 import { DeadLetters } from "./dlq/dead-letters.ts";
 import { dlqRoutes } from "./dlq/routes.ts";
 import { DlqService } from "./dlq/service.ts";
-import { DlqStore } from "./dlq/store.ts";
 import { FlowLanes } from "./flow-control/lanes.ts";
 import { flowControlRoutes } from "./flow-control/routes.ts";
 import { FlowControlService } from "./flow-control/service.ts";
-import { FlowStore } from "./flow-control/store.ts";
 import { buildHttpApp } from "./http/app.ts";
 import { listen } from "./http/listen.ts";
 import { eventLogListener } from "./logs/event-log.ts";
 import { logRoutes } from "./logs/routes.ts";
-import { EventStore } from "./logs/store.ts";
 import { createManagementDomain } from "./management/domain.ts";
 import { CancelService } from "./messages/cancel.ts";
 import { MessageLifecycle } from "./messages/lifecycle.ts";
 import { PublishService } from "./messages/publish.ts";
 import { Retention } from "./messages/retention.ts";
 import { messageRoutes } from "./messages/routes.ts";
-import { MessageStore } from "./messages/store.ts";
 import { messagingUsageListener } from "./messages/usage.ts";
 import { MetricsEngine } from "./metrics/engine.ts";
-import { RollupStore } from "./metrics/store.ts";
-import { MIGRATIONS } from "./migrations.ts";
 import { MessageEvents, type MessageListener } from "./model/events.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import { applyQueueFixtures } from "./queues/fixtures.ts";
 import { QueueLanes } from "./queues/lanes.ts";
 import { queueRoutes } from "./queues/routes.ts";
 import { QueueService } from "./queues/service.ts";
-import { QueueStore } from "./queues/store.ts";
 import { applyScheduleFixtures } from "./schedules/fixtures.ts";
 import { scheduleRoutes } from "./schedules/routes.ts";
 import { Scheduler } from "./schedules/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
 import { scheduleStatesListener } from "./schedules/states.ts";
-import { ScheduleStore } from "./schedules/store.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
-import { openStore } from "./store/open.ts";
-import { GroupCommit } from "./store/group-commit.ts";
-import { BackgroundCheckpointer } from "./store/wal.ts";
 import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
 import { urlGroupRoutes } from "./url-groups/routes.ts";
 import { UrlGroupService } from "./url-groups/service.ts";
-import { UrlGroupStore } from "./url-groups/store.ts";
 import { createWorkflowDomain, createWorkflowHooks } from "./workflows/domain.ts";
+import type { StorageEngine } from "./engines/engine.ts";
+import { openStorageEngine } from "./engines/open.ts";
 
 export interface ServerOptions {
   /** A parsed config file, instead of reading `config.configFile` (tests). */
@@ -97,6 +85,8 @@ export interface MessagingEngine {
 
 export interface Server {
   readonly ctx: AppContext;
+  /** Where the state lives (tests reach the SQLite database through it). */
+  readonly storage: StorageEngine;
   readonly messaging: MessagingEngine;
   start(): Promise<RunningServer>;
   /** Stops accepting, lets in-flight deliveries finish up to the deadline, closes the database. */
@@ -118,29 +108,31 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
   const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
   const dialect = DIALECTS[config.dialect];
-  const db = openStore(config.dbPath, config.busyTimeoutMs, MIGRATIONS);
-  const commit = new GroupCommit(db);
+  const storage = openStorageEngine(config, log);
+  const { commit, stores } = storage;
   const hostedTokens = dialect.name === "upstash";
   const accounts = new AccountRegistry(
-    new AccountStore(db),
+    stores.accounts,
     AccountRegistry.entriesFrom(configFile, config.defaultAccount, hostedTokens),
     configFile?.plans,
     hostedTokens,
   );
-  const ctx: AppContext = { config, clock, log, db, dialect, accounts, commit };
-  const usage = new MetricsEngine(new RollupStore(db), clock, { log });
+  const ctx: AppContext = { config, clock, log, dialect, accounts, commit };
+  const usage = new MetricsEngine(stores.rollups, clock, { log });
   const wake = new WakeSignal();
 
-  const messageStore = new MessageStore(db);
-  const eventStore = new EventStore(db);
-  const dlqStore = new DlqStore(db);
-  const queueStore = new QueueStore(db);
-  const scheduleStore = new ScheduleStore(db);
-  const flowStore = new FlowStore(db);
-  const groupStore = new UrlGroupStore(db);
-  const dedupStore = new DedupStore(db);
+  const {
+    messages: messageStore,
+    events: eventStore,
+    dlq: dlqStore,
+    queues: queueStore,
+    schedules: scheduleStore,
+    flow: flowStore,
+    groups: groupStore,
+    dedup: dedupStore,
+  } = stores;
   // Workflow runs ride on the engine: what their publishes, deliveries and message endings do.
-  const workflowHooks = createWorkflowHooks(ctx, usage);
+  const workflowHooks = createWorkflowHooks(ctx, usage, { runs: stores.runs, waits: stores.waits });
 
   // The message lifecycle. What must move with every message, inside the write that moves it:
   // the event log, usage statistics, queues (the next message goes when one ends) and schedules
@@ -217,19 +209,23 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     usage,
   });
   const retention = new Retention(ctx, eventStore, dlqStore, [workflowHooks.runs]);
-  const management = createManagementDomain(ctx, { engine: usage, dlqCount: (id) => dlqStore.count(id) });
+  const management = createManagementDomain(ctx, {
+    engine: usage,
+    dlqCount: (id) => dlqStore.count(id),
+    stores: { search: stores.search, vector: stores.vector, ledger: stores.usageLedger },
+  });
 
   // Fixtures of the config file: queues and groups first, schedules may publish to them.
   const check = new FixtureChecker(config.configFile);
   const now = clock.now();
-  db.transaction(() => {
+  commit.nested(() => {
     accounts.all().forEach((account, i) => {
       const base = `accounts[${i}]`;
       applyQueueFixtures(account, base, queues, check, now);
       applyUrlGroupFixtures(account, base, groups, check, now);
       applyScheduleFixtures(account, base, { schedules, store: scheduleStore, dialect }, check, now);
     });
-  })();
+  });
 
   // The test double's control plane: reset of one account (every part, in one transaction),
   // flush and time control.
@@ -273,7 +269,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     healthRoutes({
       ready: () => ready,
       notReadyReason: () => (dispatcher.waitingFor ? `recovering the previous run: ${dispatcher.waitingFor}` : null),
-      probeStore: () => db.query("SELECT 1").get(),
+      probeStore: () => storage.probe(),
       pingWorkers: () => pool.ping(),
     }),
     ...management.controlRoutes,
@@ -298,15 +294,15 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
 
   // Background work, in start order; stopped in reverse. Delivery starts once the workers answer
   // and what was in flight at the last stop is due again; the scheduler only then fires what it missed.
-  const checkpointer = config.dbPath ? [new BackgroundCheckpointer(db, config.dbPath, log)] : [];
   const services = new ServiceGroup(
-    [...checkpointer, usage, recorder, pool, dispatcher, scheduler, ...workflows.services, retention],
+    [...storage.services, usage, recorder, pool, dispatcher, scheduler, ...workflows.services, retention],
     log,
   );
 
   let stopped = false;
   return {
     ctx,
+    storage,
     messaging: { dispatcher, pool, events, probe },
     async start() {
       await services.start();
@@ -333,8 +329,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       ready = false;
       await Promise.all([mainApp.stop(), managementApp?.stop()]);
       await services.stop(Date.now() + deadlineMs);
-      commit.flush();
-      db.close();
+      storage.close();
     },
   };
 }

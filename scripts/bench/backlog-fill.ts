@@ -19,7 +19,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
-import { MIGRATIONS } from "../../src/migrations.ts";
+import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import { BODY } from "./payload.ts";
 
 const DAY_MS = 24 * 3600 * 1000;

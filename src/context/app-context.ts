@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { ServerConfig } from "../config/config.ts";
 import type { Clock } from "../core/clock.ts";
@@ -6,12 +5,11 @@ import type { Dialect } from "../core/dialect.ts";
 import type { Logger } from "../core/log.ts";
 import type { GroupCommit } from "../store/group-commit.ts";
 
-/** What every domain gets: the config, one clock, one logger, the database and the accounts. */
+/** What every domain gets: the config, one clock, one logger, the accounts and the group commit (never a database handle: the stores come from the storage engine). */
 export interface AppContext {
   readonly config: ServerConfig;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly db: Database;
   readonly dialect: Dialect;
   readonly accounts: AccountRegistry;
   readonly commit: GroupCommit;

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Dialect } from "../core/dialect.ts";
@@ -21,7 +20,6 @@ const CLAIM_BATCH = 512;
 const STORAGE_RETRY_MS = 500;
 
 export interface DispatcherDeps {
-  db: Database;
   clock: Clock;
   log: Logger;
   dialect: Dialect;
@@ -108,10 +106,10 @@ export class Dispatcher implements BackgroundService {
   private recover(): void {
     const now = this.clock.now();
     // One transaction: both kinds of recovery commit together or not at all (and are tried again).
-    const { recovered, released } = this.deps.db.transaction(() => ({
+    const { recovered, released } = this.deps.commit.nested(() => ({
       recovered: this.store.recoverInFlight(now),
       released: this.gate.recover(now),
-    }))();
+    }));
     if (recovered > 0) this.deps.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
     if (released > 0) this.deps.log.info("released messages held by flow control at the last stop", { count: released });
     this.isRunning = true;

@@ -4,13 +4,13 @@ import type { MetricsEngine } from "../metrics/engine.ts";
 import { applyFixtures } from "./fixtures.ts";
 import { SearchIndexes } from "./search/logic.ts";
 import { searchRoutes } from "./search/routes.ts";
-import { createSearchStore } from "./search/store.ts";
+import type { SearchStore } from "./search/store.ts";
 import type { ManagementDeps } from "./shared/deps.ts";
 import { usageRoutes } from "./shared/usage-routes.ts";
 import { messagingStatsRoutes } from "./stats/routes.ts";
 import { VectorIndexes } from "./vector/logic.ts";
 import { vectorRoutes } from "./vector/routes.ts";
-import { createVectorStore, UsageFixtureLedger } from "./vector/store.ts";
+import type { UsageFixtureLedger, VectorStore } from "./vector/store.ts";
 
 type Plugin = Elysia<any, any, any, any, any, any, any>;
 
@@ -19,6 +19,8 @@ export interface ManagementDomainDeps {
   engine: MetricsEngine;
   /** Live DLQ size of an account; read on every statistics request. */
   dlqCount(accountId: string): number;
+  /** The indexes' stores and the ledger of usage fixtures already applied (from the storage engine). */
+  stores: { search: SearchStore; vector: VectorStore; ledger: UsageFixtureLedger };
 }
 
 export interface ManagementDomain {
@@ -33,21 +35,20 @@ export interface ManagementDomain {
 export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDeps): ManagementDomain {
   const { engine } = deps;
   const shared: ManagementDeps = { clock: ctx.clock, commit: ctx.commit, dialect: ctx.dialect };
-  const searchStore = createSearchStore(ctx.db);
-  const vectorStore = createVectorStore(ctx.db);
+  const { search: searchStore, vector: vectorStore, ledger } = deps.stores;
   const search = new SearchIndexes(searchStore, engine, shared);
   const vector = new VectorIndexes(vectorStore, engine, shared);
 
-  ctx.db.transaction(() =>
+  ctx.commit.nested(() =>
     applyFixtures(ctx.accounts.all(), {
       search: searchStore,
       vector: vectorStore,
       engine,
-      ledger: new UsageFixtureLedger(ctx.db),
+      ledger,
       nowMs: ctx.clock.now(),
       source: ctx.config.configFile ?? "config",
     }),
-  )();
+  );
   const { accounts, dialect, clock } = ctx;
   return {
     managementRoutes: [

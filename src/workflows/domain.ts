@@ -22,9 +22,9 @@ import { RunEndings, RunSettler, type RunMessages } from "./run-endings.ts";
 import { RunEvents } from "./run-events.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
-import { RunStore } from "./store.ts";
+import type { RunStore } from "./store.ts";
 import { TriggerService } from "./trigger.ts";
-import { WaitStore } from "./wait-store.ts";
+import type { WaitStore } from "./wait-store.ts";
 import { WaitTimeouts } from "./wait-timeouts.ts";
 import { publishTimeout, WaitService } from "./waits.ts";
 
@@ -34,9 +34,8 @@ type Plugin = Elysia<any, any, any, any, any, any, any>;
  * The workflow layer's parts the message engine calls into, built before the engine: what a
  * publish of a run does, what a run's delivery carries, how a run follows its messages.
  */
-export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder) {
-  const runs = new RunStore(ctx.db);
-  const waits = new WaitStore(ctx.db);
+export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, stores: { runs: RunStore; waits: WaitStore }) {
+  const { runs, waits } = stores;
   const names = workflowHeaders(ctx.dialect);
   const publishes = new WorkflowPublishes(runs, ctx.dialect, usage);
   const deliveries = new WorkflowDeliveries(runs, (id) => ctx.accounts.byId(id)?.limits.maxMessageSize ?? Infinity);

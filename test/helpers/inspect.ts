@@ -51,5 +51,5 @@ export async function expectIdleAndConsistent(s: TestServer, timeoutMs = 15_000)
     Bun.sleep(timeoutMs).then(() => false),
   ]);
   expect(idle).toBe(true);
-  expect(checkConsistency(s.ctx.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
+  expect(checkConsistency(s.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
 }

@@ -57,6 +57,12 @@ export async function startTestServer(opts: TestServerOptions = {}) {
   return {
     server,
     ctx: server.ctx,
+    /** The SQLite database of a server on the SQLite engine (consistency checks, fault drills). */
+    get db() {
+      const db = server.storage.sqlite;
+      if (!db) throw new Error("this test server does not run on SQLite");
+      return db;
+    },
     dir,
     config,
     url: running.url,

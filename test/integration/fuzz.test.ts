@@ -101,8 +101,8 @@ test(`${TOTAL} random requests (seed ${SEED}): no 5xx, no hang, consistent after
   const engine = s.server.messaging.probe;
   const idle = await Promise.race([engine.whenIdle().then(() => true), Bun.sleep(20_000).then(() => false)]);
   expect(idle).toBe(true);
-  expect(checkConsistency(s.ctx.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
-  expect(s.ctx.db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");
+  expect(checkConsistency(s.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
+  expect(s.db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");
   // And it still serves.
   const after = await s.api(`/v2/publish/${rx.url}/ok/after`, { method: "POST", body: "after" });
   expect(after.status).toBe(200);

@@ -41,7 +41,7 @@ let recorder: MetricsEngine;
 beforeAll(async () => {
   const clock = new ManualClock(NOW);
   s = await startTestServer({ configFile, clock });
-  recorder = new MetricsEngine(new RollupStore(s.ctx.db), clock);
+  recorder = new MetricsEngine(new RollupStore(s.db), clock);
 });
 afterAll(() => s.stop());
 

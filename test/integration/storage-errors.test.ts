@@ -78,7 +78,7 @@ describe("the database is locked by another connection longer than the busy time
     expect(error).toContain("locked");
     const all = (await (await s.api("/v2/logs")).json()) as { logs: unknown[] };
     expect(all.logs).toEqual([]);
-    expect(s.ctx.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages").get()!.n).toBe(0);
+    expect(s.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages").get()!.n).toBe(0);
 
     const ok = await s.api(`/v2/publish/${rx.url}/after-lock`, { method: "POST", body: "stored" });
     expect(ok.status).toBe(200);
@@ -154,7 +154,7 @@ describe("the disk is full", () => {
   test("SQLITE_FULL (page limit reached) on publish: 503, nothing stored, and fine again once there is room", async () => {
     const s = await startTestServer();
     try {
-      const db = s.ctx.db;
+      const db = s.db;
       const pages = db.query<{ page_count: number }, []>("PRAGMA page_count").get()!.page_count;
       db.run(`PRAGMA max_page_count = ${pages}`);
       for (let i = 0; i < 3; i++) {

@@ -6,7 +6,7 @@ import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
 import { checkConsistency } from "../helpers/consistency.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
-import { MIGRATIONS } from "../../src/migrations.ts";
+import { MIGRATIONS } from "../../src/engines/migrations.ts";
 
 /** Each check of test/helpers/consistency.ts finds the violation it is about, and only that. */
 

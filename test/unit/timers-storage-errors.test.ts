@@ -8,7 +8,7 @@ import { createLogger } from "../../src/core/log.ts";
 import { MetricsEngine } from "../../src/metrics/engine.ts";
 import { RollupStore } from "../../src/metrics/store.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
-import { MIGRATIONS } from "../../src/migrations.ts";
+import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/store/db.ts";
-import { MIGRATIONS } from "../../src/migrations.ts";
+import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import type { RunRecord, StepEntry } from "../../src/workflows/model.ts";
 import { encodeRawSteps } from "../../src/workflows/raw-steps.ts";
 import { RunStore } from "../../src/workflows/store.ts";

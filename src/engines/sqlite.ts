@@ -1,0 +1,59 @@
+import { AccountStore } from "../accounts/store.ts";
+import type { Logger } from "../core/log.ts";
+import { DedupStore } from "../dedup/store.ts";
+import { DlqStore } from "../dlq/store.ts";
+import { FlowStore } from "../flow-control/store.ts";
+import { EventStore } from "../logs/store.ts";
+import { createSearchStore } from "../management/search/store.ts";
+import { createVectorStore, UsageFixtureLedger } from "../management/vector/store.ts";
+import { MessageStore } from "../messages/store.ts";
+import { RollupStore } from "../metrics/store.ts";
+import { MIGRATIONS } from "./migrations.ts";
+import { QueueStore } from "../queues/store.ts";
+import { ScheduleStore } from "../schedules/store.ts";
+import { GroupCommit } from "../store/group-commit.ts";
+import { openStore } from "../store/open.ts";
+import { BackgroundCheckpointer } from "../store/wal.ts";
+import { UrlGroupStore } from "../url-groups/store.ts";
+import { WaitStore } from "../workflows/wait-store.ts";
+import { RunStore } from "../workflows/store.ts";
+import type { StorageEngine } from "./engine.ts";
+
+/**
+ * The embedded engine: one SQLite file in WAL mode (or memory), every domain's migrations applied
+ * at open (a file that cannot be used fails the start with one line), statements prepared once per store, synchronous writes inside one group commit per tick.
+ * A file database checkpoints its WAL on a thread of its own.
+ */
+export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): StorageEngine {
+  const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
+  const commit = new GroupCommit(db);
+  const probe = db.prepare("SELECT 1");
+  return {
+    kind: "sqlite",
+    commit,
+    sqlite: db,
+    stores: {
+      accounts: new AccountStore(db),
+      messages: new MessageStore(db),
+      events: new EventStore(db),
+      dlq: new DlqStore(db),
+      queues: new QueueStore(db),
+      schedules: new ScheduleStore(db),
+      flow: new FlowStore(db),
+      groups: new UrlGroupStore(db),
+      dedup: new DedupStore(db),
+      rollups: new RollupStore(db),
+      runs: new RunStore(db),
+      waits: new WaitStore(db),
+      search: createSearchStore(db),
+      vector: createVectorStore(db),
+      usageLedger: new UsageFixtureLedger(db),
+    },
+    services: opts.path ? [new BackgroundCheckpointer(db, opts.path, opts.log)] : [],
+    probe: () => void probe.get(),
+    close() {
+      commit.flush();
+      db.close();
+    },
+  };
+}
