@@ -24,9 +24,12 @@ import { DeliveryProbe } from "./delivery/probe.ts";
 import { DeadLetters } from "./dlq/dead-letters.ts";
 import { dlqRoutes } from "./dlq/routes.ts";
 import { DlqService } from "./dlq/service.ts";
+import { globalSlotsLayout } from "./flow-control/global-slots.ts";
 import { FlowLanes } from "./flow-control/lanes.ts";
 import { flowControlRoutes } from "./flow-control/routes.ts";
 import { FlowControlService } from "./flow-control/service.ts";
+import { FlowKeySettings, rateWindowListener } from "./flow-control/steering.ts";
+import { flowWorkerGreeting } from "./flow-control/worker-greeting.ts";
 import { buildHttpApp } from "./http/app.ts";
 import { listen } from "./http/listen.ts";
 import { eventLogListener } from "./logs/event-log.ts";
@@ -128,9 +131,11 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     queues: queueStore,
     schedules: scheduleStore,
     flow: flowStore,
+    flowKeys,
     groups: groupStore,
     dedup: dedupStore,
   } = stores;
+  const flowSettings = new FlowKeySettings(flowKeys);
   // Workflow runs ride on the engine: what their publishes, deliveries and message endings do.
   const workflowHooks = createWorkflowHooks(ctx, usage, { runs: stores.runs, waits: stores.waits });
 
@@ -144,6 +149,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     queueLanes.listener,
     scheduleStatesListener(scheduleStore),
     workflowHooks.listener,
+    rateWindowListener(flowSettings, flowKeys),
     ...(options.messageListeners ?? []),
   ]);
   const lifecycle = new MessageLifecycle({
@@ -154,8 +160,9 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   });
 
   // Delivery: the dispatcher claims due messages (flow control gates each one) and hands them to
-  // the workers; the recorder records what each attempt came back with.
-  const flowLanes = new FlowLanes(flowStore, messageStore, wake.ring);
+  // the workers; the recorder records what each attempt came back with. Every worker learns the
+  // flow-control state kept outside it (paused and pinned keys, rate windows, global limits).
+  const flowLanes = new FlowLanes(flowStore, messageStore, flowSettings, wake.ring);
   const inFlight = new InFlightAttempts();
   const recorder = new OutcomeRecorder({
     ...ctx,
@@ -165,7 +172,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     wake: wake.ring,
     refuseAnswer: workflowHooks.refuseAnswer,
   });
-  const pool = new WorkerPool({ size: config.workers, onOutcome: recorder.add, log, clock });
+  const globalSlots = globalSlotsLayout(
+    config.workers,
+    accounts.all().map((a) => ({ accountId: a.id, max: a.limits.flowGlobalParallelism })),
+  );
+  const greeting = () => flowWorkerGreeting({ settings: flowSettings, keys: flowKeys, global: globalSlots, clock });
+  const pool = new WorkerPool({ size: config.workers, onOutcome: recorder.add, log, clock, greeting });
   const dispatcher = new Dispatcher({
     ...ctx,
     store: messageStore,
@@ -194,7 +206,17 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const cancels = new CancelService(ctx, messageStore, lifecycle, forget);
   const queues = new QueueService(queueStore, queueLanes, messageStore, lifecycle, forget);
   const deadLetterQueue = new DlqService(ctx, dlqStore, lifecycle, wake.ring);
-  const flow = new FlowControlService((filter) => pool.flowStats(filter), flowStore, clock);
+  const flow = new FlowControlService({
+    liveLanes: (filter) => pool.flowStats(filter),
+    tellWorkers: (message) => pool.broadcast(message),
+    store: flowStore,
+    keys: flowKeys,
+    settings: flowSettings,
+    lanes: flowLanes,
+    global: globalSlots,
+    commit,
+    clock,
+  });
   const scheduler = new Scheduler(ctx, scheduleStore, publisher, wake.ring);
   const schedules = new ScheduleService(ctx, scheduleStore, publisher, queues, scheduler);
   const batch = new BatchService(ctx, publisher, queues, wake.ring, workflowHooks.publishes.isWorkflow);
@@ -243,6 +265,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     { name: "schedules", reset: (id) => schedules.deleteAccount(id) },
     { name: "dedup", reset: (id) => dedupStore.deleteAccount(id) },
     { name: "workflows", reset: (id) => workflows.reset(id) },
+    { name: "flow-control", reset: (id) => flow.forgetAccount(id) },
   ]);
   const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messageStore, commit });
   // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.

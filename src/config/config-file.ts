@@ -14,6 +14,7 @@ const PlanOverrides = Type.Partial(
     maxSchedules: Type.Integer({ minimum: 0 }),
     maxQueues: Type.Integer({ minimum: 0 }),
     maxQueueParallelism: Type.Integer({ minimum: 1 }),
+    flowGlobalParallelism: Type.Integer({ minimum: 1 }),
     dlqRetentionMs: Type.Integer({ minimum: 0 }),
     logRetentionMs: Type.Integer({ minimum: 0 }),
     pricePer100k: Type.Number({ minimum: 0 }),

@@ -18,6 +18,8 @@ export interface PlanLimits {
   maxSchedules: number;
   maxQueues: number;
   maxQueueParallelism: number;
+  /** Flow-controlled deliveries of the account running at once, across every key (`GET /v2/globalParallelism`). */
+  flowGlobalParallelism: number;
   dlqRetentionMs: number;
   logRetentionMs: number;
   /** Billing: USD per 100,000 messages. */
@@ -47,6 +49,7 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     maxSchedules: 10,
     maxQueues: 10,
     maxQueueParallelism: 2,
+    flowGlobalParallelism: 10,
     dlqRetentionMs: 3 * DAY,
     logRetentionMs: 3 * DAY,
     pricePer100k: 1,
@@ -72,6 +75,7 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     maxSchedules: 1000,
     maxQueues: 100,
     maxQueueParallelism: 10,
+    flowGlobalParallelism: 100,
     dlqRetentionMs: 7 * DAY,
     logRetentionMs: 7 * DAY,
     pricePer100k: 1,
@@ -97,6 +101,7 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     maxSchedules: 10_000,
     maxQueues: 1000,
     maxQueueParallelism: 10,
+    flowGlobalParallelism: 200,
     dlqRetentionMs: 30 * DAY,
     logRetentionMs: 14 * DAY,
     pricePer100k: 1,

@@ -38,6 +38,11 @@ export interface WorkerPoolOptions {
   log: Logger;
   /** On a manual clock every worker is told the server's time, from its start and at every jump. */
   clock: Pick<Clock, "kind" | "now" | "onAdvance">;
+  /**
+   * What every new worker is told before its first job, a replacement for a crashed one too: the
+   * state flow control keeps outside the workers (paused and pinned keys, rate windows).
+   */
+  greeting?: () => ToWorker[];
 }
 
 /**
@@ -224,6 +229,7 @@ export class WorkerPool implements BackgroundService {
     worker.addEventListener("close", () => died("exited"));
     worker.postMessage({ type: "hello", workerId: id });
     if (this.clock.kind === "manual") worker.postMessage({ type: "clock", nowMs: this.clock.now() } satisfies ToWorker);
+    for (const message of this.options.greeting?.() ?? []) worker.postMessage(message);
     return slot;
   }
 }

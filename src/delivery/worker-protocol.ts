@@ -1,6 +1,7 @@
 /** Messages between the dispatcher (main thread, owns SQLite) and the delivery workers. */
 import type { FlowControl } from "../model/message.ts";
 import type { FlowLaneStats } from "../flow-control/gate.ts";
+import type { FlowWorkerMessage } from "../flow-control/worker-messages.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 
 export interface DeliveryJob {
@@ -33,7 +34,8 @@ export type ToWorker =
   /** Shutting down: give back, unstarted, every job still waiting in a flow-control lane. */
   | { type: "release-waiting" }
   /** Tests and fault drills only (WorkerPool.crashWorker): the worker dies as a real crash would. */
-  | { type: "crash"; how: "exit" | "throw" };
+  | { type: "crash"; how: "exit" | "throw" }
+  | FlowWorkerMessage;
 
 export type FromWorker =
   | { type: "outcome"; outcome: DeliveryOutcome }

@@ -5,6 +5,7 @@
  */
 import { ManualClock, RealClock, type Clock } from "../core/clock.ts";
 import { FlowGate } from "../flow-control/gate.ts";
+import { GlobalSlots } from "../flow-control/global-slots.ts";
 import { signDelivery } from "../signing/jwt.ts";
 import { performRequest } from "./http-attempt.ts";
 import type { DeliveryJob, ToWorker } from "./worker-protocol.ts";
@@ -19,6 +20,7 @@ let workerId = -1;
  */
 let clock: Clock = new RealClock();
 const now = () => clock.now();
+const globalSlots = new GlobalSlots();
 const gate = new FlowGate(
   {
     get kind() {
@@ -28,6 +30,7 @@ const gate = new FlowGate(
     at: (atMs, fn) => clock.at(atMs, fn),
   },
   deliver,
+  globalSlots,
 );
 
 async function deliver(job: DeliveryJob) {
@@ -75,6 +78,15 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
       }
       break;
     }
+    case "flow-init":
+      globalSlots.configure(msg.global, workerId);
+      break;
+    case "flow-steer":
+      gate.steer(msg);
+      break;
+    case "flow-forget":
+      gate.forget(msg.prefix);
+      break;
     case "release-waiting":
       self.postMessage({ type: "released", tickets: gate.releaseWaiting().map((job) => job.ticket) });
       break;

@@ -3,6 +3,7 @@ import type { AccountStore } from "../accounts/store.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { DedupStore } from "../dedup/store.ts";
 import type { DlqStore } from "../dlq/store.ts";
+import type { FlowKeyStore } from "../flow-control/key-store.ts";
 import type { FlowStore } from "../flow-control/store.ts";
 import type { EventStore } from "../logs/store.ts";
 import type { SearchStore } from "../management/search/store.ts";
@@ -25,6 +26,8 @@ export interface Stores {
   queues: QueueStore;
   schedules: ScheduleStore;
   flow: FlowStore;
+  /** Flow-control keys' settings (pause, pins) and rate windows. */
+  flowKeys: FlowKeyStore;
   groups: UrlGroupStore;
   dedup: DedupStore;
   rollups: RollupStore;

@@ -2,6 +2,7 @@ import { AccountStore } from "../accounts/store.ts";
 import type { Logger } from "../core/log.ts";
 import { DedupStore } from "../dedup/store.ts";
 import { DlqStore } from "../dlq/store.ts";
+import { FlowKeyStore } from "../flow-control/key-store.ts";
 import { FlowStore } from "../flow-control/store.ts";
 import { EventStore } from "../logs/store.ts";
 import { createSearchStore } from "../management/search/store.ts";
@@ -40,6 +41,7 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
       queues: new QueueStore(db),
       schedules: new ScheduleStore(db),
       flow: new FlowStore(db),
+      flowKeys: new FlowKeyStore(db),
       groups: new UrlGroupStore(db),
       dedup: new DedupStore(db),
       rollups: new RollupStore(db),

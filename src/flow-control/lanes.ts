@@ -1,8 +1,8 @@
 import type { Wake } from "../core/wake.ts";
-import type { FlowControl } from "../model/message.ts";
-import type { MessageRecord } from "../model/message.ts";
 import type { MessageStore } from "../messages/store.ts";
+import type { FlowControl, MessageRecord } from "../model/message.ts";
 import { laneKey } from "./lane-key.ts";
+import type { FlowKeySettings } from "./steering.ts";
 import type { FlowStore } from "./store.ts";
 
 /**
@@ -16,9 +16,10 @@ export function outstandingCap(flow: FlowControl): number {
 
 /**
  * The dispatcher's side of flow control (its DispatchGate): counts each key's attempts handed to the
- * workers; a due message over the key's cap is HELD (not dispatchable) and the oldest held message
- * of the key is released each time one of its attempts ends. The counters live in memory: at start
- * every held message is released (`recover`).
+ * workers; a due message over the key's cap, or of a paused key, is HELD (not dispatchable), and the
+ * oldest held message of the key is released each time one of its attempts ends (unless the key is
+ * paused; resuming releases them). The counters live in memory: at start every held message is
+ * released (`recover`), and a paused key's are held again when they come due.
  */
 export class FlowLanes {
   private readonly outstanding = new Map<string, number>();
@@ -26,6 +27,7 @@ export class FlowLanes {
   constructor(
     private readonly store: FlowStore,
     private readonly messages: MessageStore,
+    private readonly settings: FlowKeySettings,
     private readonly wake: Wake,
   ) {}
 
@@ -33,7 +35,7 @@ export class FlowLanes {
     if (!m.flow) return true;
     const lane = laneKey(m.accountId, m.flow.key);
     const n = this.outstanding.get(lane) ?? 0;
-    if (n >= outstandingCap(m.flow)) {
+    if (this.settings.isPaused(m.accountId, m.flow.key) || n >= this.cap(m.accountId, m.flow)) {
       this.store.hold(m.id);
       return false;
     }
@@ -47,10 +49,16 @@ export class FlowLanes {
     const n = (this.outstanding.get(lane) ?? 1) - 1;
     if (n > 0) this.outstanding.set(lane, n);
     else this.outstanding.delete(lane);
-    const next = this.store.oldestHeld(m.accountId, m.flow.key);
-    if (!next) return;
-    this.messages.setDispatch(next.id, next.retried > 0 ? "RETRY" : "CREATED", nowMs);
-    this.wake();
+    if (!this.settings.isPaused(m.accountId, m.flow.key)) this.release(m.accountId, m.flow.key, 1, nowMs);
+  }
+
+  /**
+   * The key was resumed (or its pinned parallelism raised): held messages are due again, as many as
+   * the key may have with the workers. Runs inside a write.
+   */
+  refill(accountId: string, key: string, flow: FlowControl, nowMs: number): void {
+    const room = this.cap(accountId, flow) - (this.outstanding.get(laneKey(accountId, key)) ?? 0);
+    if (room > 0) this.release(accountId, key, room, nowMs);
   }
 
   /** Held messages of a previous run are due again (their counters were in memory). */
@@ -61,5 +69,16 @@ export class FlowLanes {
   /** Messages of the key the dispatcher holds back (part of the key's wait list). */
   heldCount(accountId: string, key: string): number {
     return this.store.heldCount(accountId, key);
+  }
+
+  private cap(accountId: string, flow: FlowControl): number {
+    return outstandingCap(this.settings.effective(accountId, flow));
+  }
+
+  private release(accountId: string, key: string, count: number, nowMs: number): void {
+    const next = this.store.oldestHeld(accountId, key, count);
+    if (next.length === 0) return;
+    for (const m of next) this.messages.setDispatch(m.id, m.retried > 0 ? "RETRY" : "CREATED", nowMs);
+    this.wake();
   }
 }

@@ -8,4 +8,27 @@ export const flowControlMigrations: Migration[] = [
     -- held messages are released at start (their lane counters lived in memory)
     CREATE INDEX messages_held ON messages (state) WHERE state = 'HELD';`,
   },
+  {
+    id: "flow-control/002-steering",
+    sql: `-- what the API set for a key (pause, pinned limits); a row exists once an operation named the key
+    CREATE TABLE flow_keys (
+      account_id TEXT NOT NULL,
+      key TEXT NOT NULL,
+      paused INTEGER NOT NULL DEFAULT 0,
+      pinned_parallelism INTEGER,
+      pinned_rate INTEGER,
+      pinned_period_ms INTEGER,
+      -- when the current rate window was started by resetRate or pin (Unix ms)
+      window_start INTEGER,
+      PRIMARY KEY (account_id, key)
+    ) WITHOUT ROWID;
+    -- delivery starts of rate-limited keys still inside their window, so a restart keeps the window
+    CREATE TABLE flow_rate_starts (
+      account_id TEXT NOT NULL,
+      key TEXT NOT NULL,
+      started_at INTEGER NOT NULL,
+      counts_until INTEGER NOT NULL
+    );
+    CREATE INDEX flow_rate_starts_key ON flow_rate_starts (account_id, key, counts_until);`,
+  },
 ];

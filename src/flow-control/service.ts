@@ -1,11 +1,18 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
-import { notFound } from "../core/errors.ts";
+import { badRequest, notFound } from "../core/errors.ts";
+import type { FlowPins, GlobalSlotsLayout } from "../model/flow-control.ts";
+import type { GroupCommit } from "../store/group-commit.ts";
 import type { FlowLaneStats } from "./gate.ts";
+import { globalSlotsInUse } from "./global-slots.ts";
+import type { FlowKeyStore, KeySettings } from "./key-store.ts";
 import { laneKey, lanePrefix } from "./lane-key.ts";
+import type { FlowLanes } from "./lanes.ts";
+import type { FlowKeySettings } from "./steering.ts";
 import type { FlowStore } from "./store.ts";
+import type { FlowWorkerMessage } from "./worker-messages.ts";
 
-/** `GET /v2/flowControl` entry. Limits not set are 0. */
+/** `GET /v2/flowControl` entry (fidelity.md §8). Limits not set are 0. */
 export interface FlowControlView {
   flowControlKey: string;
   waitListSize: number;
@@ -15,51 +22,184 @@ export interface FlowControlView {
   rateCount: number;
   /** Seconds. */
   ratePeriod: number;
-  /** Unix ms: the oldest delivery start still counted in the sliding period (now when none). */
+  /** Unix seconds: the oldest delivery start still counted, else when resetRate or pin began the window, else now. */
   ratePeriodStart: number;
   isPaused: boolean;
+  isPinnedParallelism: boolean;
+  isPinnedRate: boolean;
 }
 
-/**
- * Live flow-control counters: the worker that owns a key knows its in-flight count, rate window and
- * waiting jobs; the database knows the messages the dispatcher holds back and the keys of messages
- * that are not due yet (delayed, or waiting for a retry).
- */
+export interface PinRequest {
+  parallelism?: string;
+  rate?: string;
+  /** Seconds. */
+  period?: string;
+}
+
+export interface UnpinRequest {
+  parallelism?: string;
+  rate?: string;
+}
+
 /** The live counters of one lane (`key`) or of every lane whose key starts with `prefix` (WorkerPool.flowStats). */
 export type LiveLanes = (filter: { key: string } | { prefix: string }) => Promise<FlowLaneStats[]>;
 
+export interface FlowControlDeps {
+  liveLanes: LiveLanes;
+  /** Tells every delivery worker (WorkerPool.broadcast). */
+  tellWorkers: (message: FlowWorkerMessage) => void;
+  store: FlowStore;
+  keys: FlowKeyStore;
+  settings: FlowKeySettings;
+  lanes: FlowLanes;
+  global: GlobalSlotsLayout;
+  commit: GroupCommit;
+  clock: Clock;
+}
+
+const KEY = /^[A-Za-z0-9._:-]{1,256}$/;
+const MAX_LIMIT = 1_000_000;
+const WEEK_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Flow-control keys: their live counters (the worker that owns a key knows its in-flight count,
+ * rate window and waiting jobs; the database knows the messages the dispatcher holds back) and
+ * steering them. A change is stored first, then every worker is told, and the answer waits until
+ * the key's worker has applied it: after a 200 to `pause`, no new delivery of the key starts.
+ */
 export class FlowControlService {
-  constructor(
-    private readonly liveLanes: LiveLanes,
-    private readonly store: FlowStore,
-    private readonly clock: Clock,
-  ) {}
+  constructor(private readonly deps: FlowControlDeps) {}
 
   async list(account: Account): Promise<FlowControlView[]> {
     const prefix = lanePrefix(account.id);
-    const live = new Map((await this.liveLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
-    const keys = new Set([...live.keys(), ...this.store.keys(account.id)]);
+    const live = new Map((await this.deps.liveLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
+    const keys = new Set([...live.keys(), ...this.deps.store.keys(account.id), ...this.deps.settings.keysOf(account.id)]);
     return [...keys].sort().map((key) => this.view(account, key, live.get(key)));
   }
 
   async get(account: Account, key: string): Promise<FlowControlView> {
-    const [live] = await this.liveLanes({ key: laneKey(account.id, key) });
-    if (!live && !this.store.latestLimits(account.id, key)) throw notFound(`flow-control key "${key}" not found`);
+    const [live] = await this.deps.liveLanes({ key: laneKey(account.id, key) });
+    if (!live && !this.deps.store.latestLimits(account.id, key) && !this.deps.settings.get(account.id, key))
+      throw notFound(`flow-control key "${key}" not found`);
     return this.view(account, key, live);
   }
 
-  private view(account: Account, key: string, live: FlowLaneStats | undefined): FlowControlView {
-    const limits = live ?? this.store.latestLimits(account.id, key);
+  /** Messages of the key wait (never failed or dropped) until `resume`; deliveries under way finish. */
+  pause(account: Account, key: string): Promise<void> {
+    return this.change(account, key, (s) => ({ ...s, paused: true }));
+  }
+
+  resume(account: Account, key: string): Promise<void> {
+    return this.change(account, key, (s) => ({ ...s, paused: false }));
+  }
+
+  /** Fixes parallelism, rate and/or period (seconds) over what messages carry; restarts the rate window. */
+  pin(account: Account, key: string, request: PinRequest): Promise<void> {
+    const pins: FlowPins = {};
+    const parallelism = positive(request.parallelism, "parallelism", MAX_LIMIT);
+    const rate = positive(request.rate, "rate", MAX_LIMIT);
+    const period = positive(request.period, "period", WEEK_SECONDS);
+    if (parallelism !== undefined) pins.parallelism = parallelism;
+    if (rate !== undefined) pins.rate = rate;
+    if (period !== undefined) pins.periodMs = period * 1000;
+    if (Object.keys(pins).length === 0) throw badRequest("nothing to pin: give parallelism, rate and/or period (seconds)");
+    return this.change(account, key, (s) => ({ ...s, pins: { ...s.pins, ...pins } }), { newWindow: true });
+  }
+
+  /** Removes the chosen pins: `parallelism=true`, `rate=true` (rate and period). */
+  unpin(account: Account, key: string, request: UnpinRequest): Promise<void> {
+    const parallelism = flag(request.parallelism, "parallelism");
+    const rate = flag(request.rate, "rate");
+    if (!parallelism && !rate) throw badRequest("nothing to unpin: give parallelism=true and/or rate=true");
+    return this.change(account, key, (s) => ({
+      ...s,
+      pins: {
+        parallelism: parallelism ? undefined : s.pins.parallelism,
+        rate: rate ? undefined : s.pins.rate,
+        periodMs: rate ? undefined : s.pins.periodMs,
+      },
+    }));
+  }
+
+  /** The rate count goes to 0 and a new period starts now. */
+  resetRate(account: Account, key: string): Promise<void> {
+    return this.change(account, key, (s) => s, { newWindow: true });
+  }
+
+  /** The account's limit of concurrent flow-controlled deliveries, and how many run now. */
+  globalParallelism(account: Account) {
     return {
-      flowControlKey: key,
-      waitListSize: (live?.waiting ?? 0) + this.store.heldCount(account.id, key),
-      parallelismMax: limits?.parallelism ?? 0,
-      parallelismCount: live?.active ?? 0,
-      rateMax: limits?.rate ?? 0,
-      rateCount: live?.rateCount ?? 0,
-      ratePeriod: Math.round((limits?.periodMs ?? 1000) / 1000),
-      ratePeriodStart: live?.periodStart ?? this.clock.now(),
-      isPaused: false,
+      parallelismMax: account.limits.flowGlobalParallelism,
+      parallelismCount: globalSlotsInUse(this.deps.global, account.id),
     };
   }
+
+  /** Forgets every key setting and rate window of an account (test-double reset; inside its write). */
+  forgetAccount(accountId: string): void {
+    this.deps.settings.forgetAccount(accountId);
+    this.deps.tellWorkers({ type: "flow-forget", prefix: lanePrefix(accountId) });
+  }
+
+  private async change(
+    account: Account,
+    key: string,
+    update: (current: KeySettings) => KeySettings,
+    { newWindow = false } = {},
+  ): Promise<void> {
+    if (!KEY.test(key)) throw badRequest(`invalid flow-control key "${key.slice(0, 64)}": use letters, digits, ".", "_", ":" or "-"`);
+    const { commit, clock, settings, keys, store, lanes, liveLanes, tellWorkers } = this.deps;
+    const next = await commit.run(() => {
+      const now = clock.now();
+      const current = settings.get(account.id, key) ?? { paused: false, pins: {} };
+      const updated = update(current);
+      if (newWindow) {
+        updated.windowStart = now;
+        keys.clearStarts(account.id, key);
+      }
+      settings.save(account.id, key, updated);
+      // Resumed, or a pin gave room: held messages go (as many as the key may have in the workers).
+      const carried = store.latestLimits(account.id, key);
+      if (!updated.paused && carried) lanes.refill(account.id, key, carried, now);
+      return updated;
+    });
+    const lane = laneKey(account.id, key);
+    tellWorkers({ type: "flow-steer", key: lane, steering: { paused: next.paused, pins: next.pins }, resetWindow: newWindow });
+    // Messages to a worker are handled in order: once the key's worker answers, it has applied the change.
+    await liveLanes({ key: lane });
+  }
+
+  private view(account: Account, key: string, live: FlowLaneStats | undefined): FlowControlView {
+    const { settings, store, clock } = this.deps;
+    const s = settings.get(account.id, key);
+    const carried = store.latestLimits(account.id, key);
+    const limits = live ?? (carried ? settings.effective(account.id, carried) : { ...s?.pins, periodMs: s?.pins.periodMs ?? 1000 });
+    const now = clock.now();
+    const windowStart = s?.windowStart !== undefined && s.windowStart > now - limits.periodMs ? s.windowStart : now;
+    return {
+      flowControlKey: key,
+      waitListSize: (live?.waiting ?? 0) + store.heldCount(account.id, key),
+      parallelismMax: limits.parallelism ?? 0,
+      parallelismCount: live?.active ?? 0,
+      rateMax: limits.rate ?? 0,
+      rateCount: live?.rateCount ?? 0,
+      ratePeriod: Math.round(limits.periodMs / 1000),
+      ratePeriodStart: Math.floor((live && live.rateCount > 0 ? live.periodStart : windowStart) / 1000),
+      isPaused: s?.paused ?? false,
+      isPinnedParallelism: s?.pins.parallelism !== undefined,
+      isPinnedRate: s?.pins.rate !== undefined || s?.pins.periodMs !== undefined,
+    };
+  }
+}
+
+function positive(value: string | undefined, field: string, max: number): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > max)
+    throw badRequest(`invalid ${field} "${value.slice(0, 40)}": must be an integer from 1 to ${max}`);
+  return Number(value);
+}
+
+function flag(value: string | undefined, field: string): boolean {
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "true") return true;
+  throw badRequest(`invalid ${field} "${value.slice(0, 40)}": must be true or false`);
 }

@@ -12,8 +12,8 @@ export class FlowStore {
 
   constructor(db: Database) {
     this.holdStmt = db.prepare("UPDATE messages SET state = 'HELD', dispatch_at = NULL WHERE id = ?");
-    this.oldestHeldStmt = db.prepare<{ id: string; retried: number }, [string, string]>(
-      "SELECT id, retried FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD' ORDER BY rowid LIMIT 1",
+    this.oldestHeldStmt = db.prepare<{ id: string; retried: number }, [string, string, number]>(
+      "SELECT id, retried FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD' ORDER BY rowid LIMIT ?",
     );
     this.releaseAllStmt = db.prepare(
       "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'HELD'",
@@ -32,9 +32,11 @@ export class FlowStore {
   hold(id: string): void {
     this.holdStmt.run(id);
   }
-  oldestHeld(accountId: string, key: string): { id: string; retried: number } | undefined {
-    return this.oldestHeldStmt.get(accountId, key) ?? undefined;
+  /** The key's `limit` oldest held messages. */
+  oldestHeld(accountId: string, key: string, limit: number): Array<{ id: string; retried: number }> {
+    return this.oldestHeldStmt.all(accountId, key, limit);
   }
+
   /** Every held message is due again at `nowMs`; returns how many. */
   releaseAll(nowMs: number): number {
     return this.releaseAllStmt.run(nowMs).changes;

@@ -8,10 +8,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { flush } from "../helpers/control.ts";
 import { startReceiver, type Receiver as TestReceiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 let s: TestServer;
 let rx: TestReceiver;
 let client: Client;
+/** Requests to /held/... wait until the test opens the gate; `close` makes new ones wait again. */
+let gate = Promise.withResolvers<void>();
+let running = 0;
+let mostRunning = 0;
 
 const only = (path: string) => rx.received.filter((r) => r.path === path);
 const reset = async () => {
@@ -23,10 +28,20 @@ const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (e:
 
 beforeAll(async () => {
   s = await startTestServer({ config: { dialect: "upstash" } });
-  rx = await startReceiver((req) => new Response(req.path.startsWith("/fail") ? "nope" : "ok", { status: req.path.startsWith("/fail") ? 500 : 200 }));
+  rx = await startReceiver(async (req) => {
+    if (req.path.startsWith("/held")) {
+      mostRunning = Math.max(mostRunning, ++running);
+      await gate.promise;
+      running--;
+    }
+    // /flaky/... fails the first time a path is asked, then succeeds (so a DLQ retry delivers it).
+    const fails = req.path.startsWith("/fail") || (req.path.startsWith("/flaky") && only(req.path).length === 1);
+    return new Response(fails ? "nope" : "ok", { status: fails ? 500 : 200 });
+  });
   client = new Client({ baseUrl: s.url, token: s.token, retry: false });
 });
 afterAll(async () => {
+  gate.resolve();
   rx.stop();
   await s.stop();
 });
@@ -157,27 +172,37 @@ describe("multi-valued filters, host and path", () => {
 
 describe("count bounds every bulk operation", () => {
   test("DLQ retry and delete with count 1 act on one entry, oldest first, and answer a cursor while more match", async () => {
-    for (const n of [1, 2, 3]) {
-      await client.publish({ url: `${rx.url}/fail/${n}`, body: String(n), retries: 0 });
-      await flush(s.api); // one by one: their DLQ order is their publish order
-    }
+    const deadLetters = async (prefix: string) => {
+      for (const n of [1, 2, 3]) {
+        await client.publish({ url: `${rx.url}/${prefix}/${n}`, body: String(n), retries: 0 });
+        await flush(s.api); // one by one: their DLQ order is their publish order
+      }
+    };
     const urls = async () => (await client.dlq.listMessages()).messages.map((m) => m.url).sort();
 
+    await deadLetters("flaky");
     const first = await client.dlq.retry({ all: true, count: 1 });
     expect(first.responses).toHaveLength(1);
     expect(first.cursor).toBeTruthy();
-    expect(await urls()).toEqual([`${rx.url}/fail/2`, `${rx.url}/fail/3`]);
+    expect(await urls()).toEqual([`${rx.url}/flaky/2`, `${rx.url}/flaky/3`]);
     const second = await client.dlq.retry({ all: true, count: 1, cursor: first.cursor });
     expect(second.responses).toHaveLength(1);
     const last = await client.dlq.retry({ all: true, count: 1, cursor: second.cursor });
     expect(last.responses).toHaveLength(1);
     expect(last.cursor).toBeUndefined(); // svcd answered cursor "" (done): the client reads it as undefined
-    await flush(s.api); // the three retried messages fail again, in the order they were retried
-    expect(await urls()).toEqual([1, 2, 3].map((n) => `${rx.url}/fail/${n}`));
+    await flush(s.api);
+    expect(await urls()).toEqual([]);
+    // Retried oldest first: the second delivery of each path came in publish order.
+    expect(rx.received.filter((r) => r.path.startsWith("/flaky/")).map((r) => r.path)).toEqual(
+      ["/flaky/1", "/flaky/2", "/flaky/3", "/flaky/1", "/flaky/2", "/flaky/3"],
+    );
+
+    await deadLetters("fail");
 
     const deleted = await client.dlq.delete({ all: true, count: 1 });
     expect(deleted.deleted).toBe(1);
     expect(deleted.cursor).toBeTruthy();
+    // The oldest went first.
     expect(await urls()).toEqual([`${rx.url}/fail/2`, `${rx.url}/fail/3`]);
     // The loop the client's documentation shows ends when no cursor comes back.
     let cursor: string | undefined = deleted.cursor;
@@ -199,6 +224,71 @@ describe("count bounds every bulk operation", () => {
     expect((await client.messages.get(ids[2]!)).messageId).toBe(ids[2]!);
     const rest = (await s.api(`/v2/messages?label=batch&count=2&cursor=${first.cursor}`, { method: "DELETE" }).then((r) => r.json())) as { cancelled: number; cursor?: string };
     expect(rest).toEqual({ cancelled: 1 });
+  });
+});
+
+describe("flow-control keys steered through the client", () => {
+  const flowControl = { key: "partner", parallelism: 4 };
+
+  test("pause: the key's messages are not delivered while paused, and are after resume", async () => {
+    await client.flowControl.pause("partner");
+    expect(await client.flowControl.get("partner")).toMatchObject({ flowControlKey: "partner", isPaused: true });
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await client.publish({ url: `${rx.url}/paused`, body: String(i), flowControl })).messageId);
+    // A message without the key goes through; the paused ones wait (flush does not wait for them).
+    await client.publish({ url: `${rx.url}/free`, body: "x" });
+    await flush(s.api);
+    expect(only("/free")).toHaveLength(1);
+    expect(only("/paused")).toHaveLength(0);
+    expect(await client.flowControl.get("partner")).toMatchObject({ isPaused: true, waitListSize: 3, parallelismCount: 0 });
+    for (const id of ids) expect((await client.messages.get(id)).messageId).toBe(id);
+
+    await client.flowControl.resume("partner");
+    await rx.waitFor(3, { match: (r) => r.path === "/paused" });
+    expect((await client.flowControl.get("partner")).isPaused).toBe(false);
+  });
+
+  test("pin parallelism 1: never two in flight although the messages say 4; unpin gives the 4 back", async () => {
+    gate = Promise.withResolvers<void>();
+    mostRunning = 0;
+    await client.flowControl.pin("partner", { parallelism: 1 });
+    for (let i = 0; i < 3; i++) await client.publish({ url: `${rx.url}/held/pinned`, body: String(i), flowControl });
+    await rx.waitFor(1, { match: (r) => r.path === "/held/pinned" });
+    const info = await waitUntil(async () => {
+      const v = await client.flowControl.get("partner");
+      return v.waitListSize === 2 ? v : null;
+    });
+    expect(info).toMatchObject({ parallelismMax: 1, parallelismCount: 1, isPinnedParallelism: true, isPinnedRate: false });
+    gate.resolve();
+    await rx.waitFor(3, { match: (r) => r.path === "/held/pinned" });
+    expect(mostRunning).toBe(1);
+
+    await client.flowControl.unpin("partner", { parallelism: true });
+    gate = Promise.withResolvers<void>();
+    mostRunning = 0;
+    for (let i = 0; i < 4; i++) await client.publish({ url: `${rx.url}/held/unpinned`, body: String(i), flowControl });
+    await rx.waitFor(4, { match: (r) => r.path === "/held/unpinned" });
+    expect(mostRunning).toBe(4);
+    gate.resolve();
+  });
+
+  test("resetRate: a key at its rate starts a new period and the next message goes", async () => {
+    const hourly = { key: "hourly", rate: 1, period: "1h" as const };
+    for (let i = 0; i < 2; i++) await client.publish({ url: `${rx.url}/hourly`, body: String(i), flowControl: hourly });
+    await rx.waitFor(1, { match: (r) => r.path === "/hourly" });
+    const before = await waitUntil(async () => {
+      const v = await client.flowControl.get("hourly");
+      return v.waitListSize === 1 ? v : null;
+    });
+    expect(before).toMatchObject({ rateMax: 1, rateCount: 1, ratePeriod: 3600 });
+    await client.flowControl.resetRate("hourly");
+    await rx.waitFor(2, { match: (r) => r.path === "/hourly" });
+    await client.flowControl.pin("hourly", { rate: 5, period: 60 });
+    expect(await client.flowControl.get("hourly")).toMatchObject({ rateMax: 5, ratePeriod: 60, rateCount: 0, isPinnedRate: true });
+  });
+
+  test("global parallelism: the plan's limit and what runs now", async () => {
+    expect(await client.flowControl.getGlobalParallelism()).toEqual({ parallelismMax: 100, parallelismCount: 0 });
   });
 });
 

@@ -154,7 +154,7 @@ describe("flow control on a manual clock", () => {
         const v = (await (await m.api("/v2/flowControl/minute")).json()) as FlowView;
         return v.waitListSize === 3 ? v : null;
       });
-      expect(waiting).toMatchObject({ rateMax: 2, rateCount: 2, ratePeriod: 60, ratePeriodStart: T0 });
+      expect(waiting).toMatchObject({ rateMax: 2, rateCount: 2, ratePeriod: 60, ratePeriodStart: T0 / 1000 });
       expect(rx.received.filter((r) => r.path === "/manual-rate")).toHaveLength(2);
 
       clock.advanceTo(T0 + 59_999);
@@ -164,7 +164,7 @@ describe("flow control on a manual clock", () => {
         const v = (await (await m.api("/v2/flowControl/minute")).json()) as FlowView;
         return v.waitListSize === 1 && v.rateCount === 2 ? v : null;
       });
-      expect(next.ratePeriodStart).toBe(T0 + 60_000);
+      expect(next.ratePeriodStart).toBe((T0 + 60_000) / 1000);
       clock.advanceTo(T0 + 120_000);
       await rx.waitFor(5, { match: (r) => r.path === "/manual-rate" });
     } finally {
@@ -174,7 +174,7 @@ describe("flow control on a manual clock", () => {
 });
 
 describe("flow control across a stop", () => {
-  test("jobs waiting for their rate do not hold the shutdown; after a restart they are delivered without using a retry", async () => {
+  test("jobs waiting for their rate do not hold the shutdown; the rate window survives the restart; they are delivered without using a retry", async () => {
     const a = await startTestServer();
     const dirs = [a.dir];
     try {
@@ -189,16 +189,22 @@ describe("flow control across a stop", () => {
       await a.server.stop({ deadlineMs: 10_000 });
       expect(performance.now() - t0).toBeLessThan(2000);
 
+      const firstStart = Math.floor(rx.received.find((r) => r.path === "/stop-rate")!.receivedAt / 1000);
+
       const b = await startTestServer({ config: { dbPath: a.config.dbPath } });
       dirs.push(b.dir);
-      // A fresh worker: one more start is allowed in the new hour window; it is a first attempt.
-      const [, second] = await rx.waitFor(2, { match: (r) => r.path === "/stop-rate" });
-      expect(second!.headers.get("svc-retried")).toBe("0");
+      // The hour's window survived the restart: the first delivery still counts, both others wait.
       const view = await waitUntil(async () => {
         const v = (await (await b.api("/v2/flowControl/slowly")).json()) as FlowView;
-        return v.waitListSize === 1 ? v : null;
+        return v.waitListSize === 2 ? v : null;
       });
       expect(view.rateCount).toBe(1);
+      expect(Math.abs(view.ratePeriodStart - firstStart)).toBeLessThanOrEqual(1);
+      expect(rx.received.filter((r) => r.path === "/stop-rate")).toHaveLength(1);
+      // A new window: the next one goes, as a first attempt (waiting used no retry).
+      expect((await b.api("/v2/flowControl/slowly/resetRate", { method: "POST" })).status).toBe(200);
+      const [, second] = await rx.waitFor(2, { match: (r) => r.path === "/stop-rate" });
+      expect(second!.headers.get("svc-retried")).toBe("0");
       await b.server.stop({ deadlineMs: 500 });
     } finally {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

@@ -75,14 +75,16 @@ test("flush gives up at the timeout when an attempt never finishes, yet the jump
   expect(res).toMatchObject({ now: 1000, idle: false });
 });
 
-test("rate windows: only lanes at their rate hold attempts for later; the earliest release is next", async () => {
+test("rate windows: only lanes at their rate (or paused) hold attempts for later; the earliest release is next", async () => {
   const { rateWindowWaits } = await import("../../src/control/worker-waits.ts");
   const waits = rateWindowWaits(async () => [
-    { waiting: 2, active: 0, rate: 1, rateCount: 1, periodStart: 1000, periodMs: 3600_000 },
-    { waiting: 1, active: 0, rate: 5, rateCount: 5, periodStart: 2000, periodMs: 60_000 },
-    { waiting: 4, active: 1, rate: undefined, rateCount: 0, periodStart: 0, periodMs: 1000 },
-    { waiting: 3, active: 0, rate: 10, rateCount: 2, periodStart: 0, periodMs: 1000 },
+    { waiting: 2, active: 0, rate: 1, rateCount: 1, periodStart: 1000, periodMs: 3600_000, paused: false },
+    { waiting: 1, active: 0, rate: 5, rateCount: 5, periodStart: 2000, periodMs: 60_000, paused: false },
+    { waiting: 4, active: 1, rate: undefined, rateCount: 0, periodStart: 0, periodMs: 1000, paused: false },
+    { waiting: 3, active: 0, rate: 10, rateCount: 2, periodStart: 0, periodMs: 1000, paused: false },
+    // A paused lane holds its attempts until a resume: parked, at no instant.
+    { waiting: 5, active: 0, rate: 1, rateCount: 1, periodStart: 500, periodMs: 1000, paused: true },
   ]);
-  expect(await waits()).toEqual({ parked: 3, nextAt: 62_000 });
+  expect(await waits()).toEqual({ parked: 8, nextAt: 62_000 });
   expect(await rateWindowWaits(async () => [])()).toEqual({ parked: 0, nextAt: null });
 });

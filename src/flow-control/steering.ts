@@ -1,0 +1,81 @@
+import type { FlowSteering } from "../model/flow-control.ts";
+import type { MessageListener } from "../model/events.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { FlowControl, MessageRecord } from "../model/message.ts";
+import type { FlowKeyStore, KeySettings } from "./key-store.ts";
+import { laneKey } from "./lane-key.ts";
+
+/** A start counts a little past its period in the workers (see FlowGate.window): keep it as long. */
+const WINDOW_GUARD_MS = 50;
+
+/**
+ * The main thread's copy of what the API set for each flow-control key (pause, pins, the start of
+ * the current rate window), loaded from SQLite at start and written through on every change.
+ */
+export class FlowKeySettings {
+  private readonly byLane = new Map<string, KeySettings>();
+
+  constructor(private readonly store: FlowKeyStore) {
+    for (const { accountId, key, settings } of store.all()) this.byLane.set(laneKey(accountId, key), settings);
+  }
+
+  get(accountId: string, key: string): KeySettings | undefined {
+    return this.byLane.get(laneKey(accountId, key));
+  }
+
+  isPaused(accountId: string, key: string): boolean {
+    return this.get(accountId, key)?.paused ?? false;
+  }
+
+  /** The limits a delivery of this key uses: what its message carries, overridden by the key's pins. */
+  effective(accountId: string, flow: FlowControl): FlowControl {
+    const pins = this.get(accountId, flow.key)?.pins;
+    if (!pins) return flow;
+    return {
+      key: flow.key,
+      parallelism: pins.parallelism ?? flow.parallelism,
+      rate: pins.rate ?? flow.rate,
+      periodMs: pins.periodMs ?? flow.periodMs,
+    };
+  }
+
+  /** Keys of the account the API has named (listed even without messages). */
+  keysOf(accountId: string): string[] {
+    const prefix = laneKey(accountId, "");
+    return [...this.byLane.keys()].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+  }
+
+  /** Stores new settings of a key; runs inside the write that makes the change. */
+  save(accountId: string, key: string, settings: KeySettings): void {
+    this.store.save(accountId, key, settings);
+    this.byLane.set(laneKey(accountId, key), settings);
+  }
+
+  forgetAccount(accountId: string): void {
+    const prefix = laneKey(accountId, "");
+    for (const lane of [...this.byLane.keys()]) if (lane.startsWith(prefix)) this.byLane.delete(lane);
+    this.store.deleteAccount(accountId);
+  }
+
+  /** Every key's settings, as the delivery workers take them. */
+  all(): Array<{ lane: string; steering: FlowSteering }> {
+    return [...this.byLane].map(([lane, s]) => ({ lane, steering: { paused: s.paused, pins: s.pins } }));
+  }
+}
+
+/**
+ * Keeps each rate-limited key's delivery starts in SQLite while they count, so the rate window
+ * survives a restart: an attempt's start comes back with its outcome, in the write that records it.
+ * A start from before the key's last resetRate or pin no longer counts.
+ */
+export function rateWindowListener(settings: FlowKeySettings, store: FlowKeyStore): MessageListener {
+  const record = ({ message: m, outcome, atMs }: { message: MessageRecord; outcome: DeliveryOutcome; atMs: number }) => {
+    if (!m.flow) return;
+    const { rate, periodMs } = settings.effective(m.accountId, m.flow);
+    if (rate === undefined) return;
+    const windowStart = settings.get(m.accountId, m.flow.key)?.windowStart;
+    if (windowStart !== undefined && outcome.startedAt < windowStart) return;
+    store.addStart(m.accountId, m.flow.key, outcome.startedAt, outcome.startedAt + periodMs + WINDOW_GUARD_MS, atMs);
+  };
+  return { delivered: record, retried: record, failed: record };
+}
