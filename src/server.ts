@@ -1,4 +1,3 @@
-import type { Elysia } from "elysia";
 import { AccountRegistry } from "./accounts/accounts.ts";
 import { batchRoutes } from "./batch/routes.ts";
 import { BatchService } from "./batch/service.ts";
@@ -31,6 +30,7 @@ import { FlowControlService } from "./flow-control/service.ts";
 import { FlowKeySettings, rateWindowListener } from "./flow-control/steering.ts";
 import { flowWorkerGreeting } from "./flow-control/worker-greeting.ts";
 import { buildHttpApp } from "./http/app.ts";
+import type { RoutePlugin } from "./http/plugin.ts";
 import { listen } from "./http/listen.ts";
 import { eventLogListener } from "./logs/event-log.ts";
 import { logRoutes } from "./logs/routes.ts";
@@ -96,7 +96,6 @@ export interface Server {
   stop(opts?: { deadlineMs?: number }): Promise<void>;
 }
 
-type Plugin = Elysia<any, any, any, any, any, any, any>;
 
 /**
  * The composition root: every part of svcd is built here, in dependency order, and receives what
@@ -275,7 +274,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // control plane, which both ports serve.
   let ready = false;
   const listening = { managementUrl: null as string | null };
-  const messagingPlugins: Plugin[] = [
+  const messagingPlugins: RoutePlugin[] = [
     signingKeyRoutes(ctx),
     messageRoutes(ctx, publisher, messageStore, cancels),
     dlqRoutes(ctx, dlqStore, deadLetterQueue, workflows.dlqFields),
@@ -287,8 +286,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     flowControlRoutes(ctx, flow),
     ...workflows.routes,
   ];
-  const managementPlugins: Plugin[] = management.managementRoutes;
-  const controlPlugins: Plugin[] = [
+  const managementPlugins: RoutePlugin[] = management.managementRoutes;
+  const controlPlugins: RoutePlugin[] = [
     healthRoutes({
       ready: () => ready,
       notReadyReason: () => (dispatcher.waitingFor ? `recovering the previous run: ${dispatcher.waitingFor}` : null),

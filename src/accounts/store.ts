@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 
-export interface AccountRow {
+export type AccountRow = {
   id: string;
   email: string;
   api_key: string;
@@ -9,7 +9,7 @@ export interface AccountRow {
   current_signing_key: string;
   next_signing_key: string;
   configured_keys: string;
-}
+};
 
 export class AccountStore {
   private readonly selectAll;
@@ -34,7 +34,7 @@ export class AccountStore {
     return this.selectAll.all();
   }
   upsert(row: AccountRow): void {
-    this.upsertRow.run(row as never);
+    this.upsertRow.run(row);
   }
   setKeys(id: string, current: string, next: string): void {
     this.updateKeys.run(current, next, id);

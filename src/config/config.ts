@@ -127,7 +127,8 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed and used in index endpoints", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
 ];
 
-const ACCOUNT_ENV: Array<[keyof DefaultAccountSeed, string]> = [
+/** The default account's text fields, each set by an environment variable. */
+const ACCOUNT_ENV: Array<[Exclude<keyof DefaultAccountSeed, "plan">, string]> = [
   ["token", "SVC_TOKEN"],
   ["currentSigningKey", "SVC_CURRENT_SIGNING_KEY"],
   ["nextSigningKey", "SVC_NEXT_SIGNING_KEY"],
@@ -159,7 +160,7 @@ export function parseCommandLine(
   }
   for (const [field, name] of ACCOUNT_ENV) {
     const value = env[name];
-    if (value !== undefined && value !== "") config.defaultAccount[field] = value as never;
+    if (value !== undefined && value !== "") config.defaultAccount[field] = value;
   }
   if (env.SVC_PLAN) config.defaultAccount.plan = oneOf(PLAN_NAMES)(env.SVC_PLAN, "SVC_PLAN");
 

@@ -10,7 +10,6 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (message: string) => new HttpError(400, message);
-export const unauthorized = () => new HttpError(401, "Unauthorized");
 export const notFound = (message: string) => new HttpError(404, message);
 export const quotaExceeded = (message: string) => new HttpError(412, message);
 export const unavailable = (message: string) => new HttpError(503, message);

@@ -1,6 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { joinLabels } from "../model/labels.ts";
-import { fromRow, toRow } from "../model/message-row.ts";
+import { HeaderPairs, MessageSnapshotJson } from "../model/columns.ts";
+import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
+import { jsonColumn } from "../store/json-column.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { Filter } from "../filters/filter.ts";
 import { applyFilter } from "../filters/sql.ts";
@@ -19,15 +21,19 @@ interface DlqRow {
   error: string | null;
 }
 
+const readSnapshot = jsonColumn("dlq.message", MessageSnapshotJson);
+const readResponseHeaders = jsonColumn("dlq.response_headers", HeaderPairs);
+
 function toEntry(r: DlqRow): DlqEntry {
-  const stored = JSON.parse(r.message);
+  // The snapshot is a message row without its body: fromRow checks its JSON columns in turn.
+  const stored = readSnapshot(r.message) as Omit<MessageRow, "body">;
   return {
     seq: r.seq,
     dlqId: r.dlq_id,
     failedAt: r.failed_at,
     message: fromRow({ ...stored, body: r.body }),
     responseStatus: r.response_status ?? undefined,
-    responseHeaders: r.response_headers ? JSON.parse(r.response_headers) : undefined,
+    responseHeaders: r.response_headers ? readResponseHeaders(r.response_headers) : undefined,
     responseBody: r.response_body ?? undefined,
     error: r.error ?? undefined,
   };
@@ -79,7 +85,7 @@ export class DlqStore {
       response_body: entry.responseBody ?? null,
       error: entry.error ?? null,
       workflow_run_id: failedRun(m) ?? null,
-    } as never);
+    });
   }
 
   get(accountId: string, dlqId: string): DlqEntry | undefined {

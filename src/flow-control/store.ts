@@ -1,5 +1,10 @@
 import type { Database } from "bun:sqlite";
+import { Type } from "@sinclair/typebox";
+import { FlowControlJson } from "../model/columns.ts";
 import type { FlowControl } from "../model/message.ts";
+import { jsonColumn } from "../store/json-column.ts";
+
+const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
 
 /** Statements over `messages` for flow control: holding and releasing a key's messages. */
 export class FlowStore {
@@ -51,6 +56,6 @@ export class FlowStore {
   /** The limits carried by the key's most recent live message. */
   latestLimits(accountId: string, key: string): FlowControl | undefined {
     const row = this.latestStmt.get(accountId, key);
-    return row ? (JSON.parse(row.extra) as { flow?: FlowControl }).flow : undefined;
+    return row ? readFlow(row.extra).flow : undefined;
   }
 }

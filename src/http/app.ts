@@ -1,19 +1,18 @@
 import { Elysia } from "elysia";
 import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
+import type { RoutePlugin } from "./plugin.ts";
 import { dropNullFields } from "./null-means-unset.ts";
-
-type Plugin = Elysia<any, any, any, any, any, any, any>;
 
 /**
  * Builds one Elysia app from route plugins, with the global error mapping and one log line per
  * request. Only the path is logged, never the query string, so tokens never reach the logs.
  */
-export function buildHttpApp(plugins: Plugin[], log: Logger): Plugin {
+export function buildHttpApp(plugins: RoutePlugin[], log: Logger): RoutePlugin {
   const started = new WeakMap<Request, number>();
   // Bodies and queries are checked exactly as their schemas say: an unknown field of a schema that
   // refuses them is an error, not silently dropped.
-  const app: Plugin = new Elysia({ normalize: false });
+  const app: RoutePlugin = new Elysia({ normalize: false });
   installErrorHandling(app, log);
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);

@@ -11,7 +11,7 @@ import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
  */
 export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
   return new Elysia()
-    .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam, body: "\0" } }))
+    .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam } }))
     .derive({ as: "scoped" }, ({ bearer, request }): { account: Account } => {
       const marker = otherDialectMarker(dialect, request.headers, request.url);
       if (marker) throw new HttpError(400, otherDialectError(dialect, marker));

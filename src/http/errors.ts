@@ -1,4 +1,4 @@
-import type { Elysia } from "elysia";
+import type { RoutePlugin } from "./plugin.ts";
 import { HttpError } from "../core/errors.ts";
 import { describeProblem, fieldName, problemText, type SchemaProblem } from "../core/validation.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
@@ -52,7 +52,7 @@ function compileRoute(path: string): RegExp {
  * One mapping of every failure to `{"error": ...}` (fidelity.md §1): validation and parse errors
  * become 400, unknown routes 404, a known path with the wrong method 405, bugs 500 without a stack.
  */
-export function installErrorHandling(app: Elysia<any, any, any, any, any, any, any>, log: Logger) {
+export function installErrorHandling(app: RoutePlugin, log: Logger) {
   let routes: RoutePattern[] | null = null;
   const allowedMethods = (path: string) => {
     routes ??= app.routes.map((r) => ({ method: r.method, regex: compileRoute(r.path) }));

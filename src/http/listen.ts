@@ -1,14 +1,13 @@
-import type { Elysia } from "elysia";
+import type { RoutePlugin } from "./plugin.ts";
 import { StartError } from "../core/start-error.ts";
 
-type App = Elysia<any, any, any, any, any, any, any>;
 
 /**
  * Binds one listener, or fails the start with a line naming the port or host. Port sharing stays
  * off (Elysia turns it on by default): a second svcd on a busy port must fail, not answer half of
  * its requests with another database.
  */
-export function listen(app: App, opts: { port: number; host: string; flag: string }): void {
+export function listen(app: RoutePlugin, opts: { port: number; host: string; flag: string }): void {
   try {
     app.listen({ port: opts.port, hostname: opts.host, reusePort: false });
   } catch (error) {

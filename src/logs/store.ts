@@ -1,4 +1,7 @@
 import type { Database } from "bun:sqlite";
+import { Type } from "@sinclair/typebox";
+import { HeaderPairs } from "../model/columns.ts";
+import { jsonColumn } from "../store/json-column.ts";
 import { applyFilter } from "../filters/sql.ts";
 import type { Filter } from "../filters/filter.ts";
 import { Where } from "../store/where.ts";
@@ -24,6 +27,19 @@ interface EventRow {
 }
 
 type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr">;
+
+/** What readers rely on in the `data` column (the rest of EventData is optional and shown as stored). */
+const readData = jsonColumn(
+  "events.data",
+  Type.Object({
+    error: Type.Optional(Type.String()),
+    nextDeliveryTime: Type.Optional(Type.Number()),
+    method: Type.Optional(Type.String()),
+    maxRetries: Type.Optional(Type.Number()),
+    header: Type.Optional(HeaderPairs),
+    responseStatus: Type.Optional(Type.Number()),
+  }),
+);
 
 /** Log responses are kept up to this size; the full answer stays in the DLQ entry. */
 const MAX_LOGGED_RESPONSE = 64 * 1024;
@@ -64,7 +80,7 @@ export class EventStore {
       data: JSON.stringify(data),
       body: e.body ?? null,
       response_body: e.responseBody ? e.responseBody.subarray(0, MAX_LOGGED_RESPONSE) : null,
-    } as never);
+    });
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
@@ -93,7 +109,7 @@ export class EventStore {
         callerIp: r.caller_ip ?? undefined,
         body: r.body ?? undefined,
         responseBody: r.response_body ?? undefined,
-        ...(JSON.parse(r.data) as EventData),
+        ...(readData(r.data) as EventData),
       };
   }
 

@@ -1,4 +1,4 @@
-import type { Elysia } from "elysia";
+import type { RoutePlugin } from "../http/plugin.ts";
 import type { AppContext } from "../context/app-context.ts";
 import type { MetricsEngine } from "../metrics/engine.ts";
 import { applyFixtures } from "./fixtures.ts";
@@ -12,7 +12,6 @@ import { VectorIndexes } from "./vector/logic.ts";
 import { vectorRoutes } from "./vector/routes.ts";
 import type { UsageFixtureLedger, VectorStore } from "./vector/store.ts";
 
-type Plugin = Elysia<any, any, any, any, any, any, any>;
 
 export interface ManagementDomainDeps {
   /** The usage-metrics engine every statistic reads (the messaging engine counts into it too). */
@@ -24,8 +23,8 @@ export interface ManagementDomainDeps {
 }
 
 export interface ManagementDomain {
-  managementRoutes: Plugin[];
-  controlRoutes: Plugin[];
+  managementRoutes: RoutePlugin[];
+  controlRoutes: RoutePlugin[];
 }
 
 /**

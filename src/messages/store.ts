@@ -43,7 +43,7 @@ export class MessageStore {
   }
 
   insert(m: MessageRecord): void {
-    this.insertStmt.run(toRow(m) as never);
+    this.insertStmt.run(toRow(m));
   }
   get(accountId: string, id: string): MessageRecord | undefined {
     const row = this.getStmt.get(id, accountId);

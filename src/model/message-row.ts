@@ -1,3 +1,5 @@
+import { jsonColumn } from "../store/json-column.ts";
+import { HeaderPairs, MessageExtraJson } from "./columns.ts";
 import { joinLabels, splitLabels } from "./labels.ts";
 import type { MessageRecord, MessageState } from "./message.ts";
 
@@ -5,7 +7,7 @@ import type { MessageRecord, MessageState } from "./message.ts";
  * A message as a row of the `messages` table (the DLQ keeps the same form as its snapshot): the
  * columns the engine filters on, plus the rest as JSON in `extra`.
  */
-export interface MessageRow {
+export type MessageRow = {
   id: string;
   account_id: string;
   kind: string;
@@ -26,7 +28,7 @@ export interface MessageRow {
   label: string | null;
   flow_key: string | null;
   extra: string;
-}
+};
 
 type Extra = Pick<
   MessageRecord,
@@ -68,8 +70,12 @@ export function toRow(m: MessageRecord): MessageRow {
   };
 }
 
+const readExtra = jsonColumn("messages.extra", MessageExtraJson);
+const readHeaders = jsonColumn("messages.headers", HeaderPairs);
+
 export function fromRow(r: MessageRow): MessageRecord {
-  const extra = JSON.parse(r.extra) as Extra;
+  // The schema checks what readers rely on; the rest of Extra (a workflow step's data) is its owner's.
+  const extra = readExtra(r.extra) as Extra;
   return {
     id: r.id,
     accountId: r.account_id,
@@ -82,7 +88,7 @@ export function fromRow(r: MessageRow): MessageRecord {
     maxRetries: r.max_retries,
     url: r.url,
     method: r.method,
-    headers: JSON.parse(r.headers),
+    headers: readHeaders(r.headers),
     body: r.body,
     topicName: r.topic_name ?? undefined,
     queueName: r.queue_name ?? undefined,

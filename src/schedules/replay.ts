@@ -2,6 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import type { PublishInput } from "../messages/publish.ts";
 import { toHeaders } from "../util/header-pairs.ts";
+import { readScheduleHeaders } from "./columns.ts";
 import type { ScheduleRow } from "./store.ts";
 
 /** Transport and credentials: never stored with a schedule, never replayed. */
@@ -29,7 +30,7 @@ export function replayInput(row: ScheduleRow, account: Account): PublishInput {
   return {
     account,
     destination: row.destination_kind === "url" ? { kind: "url", url: row.destination } : { kind: "group", name: row.destination },
-    headers: toHeaders(JSON.parse(row.headers)),
+    headers: toHeaders(readScheduleHeaders(row.headers)),
     query: new URLSearchParams(row.query),
     body: row.body,
     callerIp: row.caller_ip ?? undefined,

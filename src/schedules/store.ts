@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 
-export interface ScheduleRow {
+export type ScheduleRow = {
   account_id: string;
   id: string;
   revision: number;
@@ -17,7 +17,7 @@ export interface ScheduleRow {
   last_schedule_time: number | null;
   next_schedule_time: number | null;
   last_states: string;
-}
+};
 
 export type ScheduleMessageState = "IN_PROGRESS" | "SUCCESS" | "FAIL";
 
@@ -75,7 +75,7 @@ export class ScheduleStore {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
   upsert(row: ScheduleRow): void {
-    this.upsertStmt.run(row as never);
+    this.upsertStmt.run(row);
   }
   delete(accountId: string, id: string): boolean {
     return this.deleteStmt.run(accountId, id).changes > 0;

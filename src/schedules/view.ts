@@ -1,6 +1,7 @@
 import { labelFields, splitLabels } from "../model/labels.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { bodyFields } from "../util/base64.ts";
+import { readLastStates, readScheduleSettings } from "./columns.ts";
 import type { ScheduleSettings } from "./settings.ts";
 import type { ScheduleRow } from "./store.ts";
 
@@ -9,8 +10,8 @@ const legacyLabels = (s: ScheduleSettings) => splitLabels((s as { label?: string
 
 /** The seed's Schedule object: required fields always present, the others left out when empty. */
 export function scheduleView(row: ScheduleRow) {
-  const s = JSON.parse(row.settings) as ScheduleSettings;
-  const states = JSON.parse(row.last_states) as Record<string, string>;
+  const s = readScheduleSettings(row.settings) as ScheduleSettings;
+  const states = readLastStates(row.last_states);
   return compact({
     scheduleId: row.id,
     cron: row.cron,

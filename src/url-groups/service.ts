@@ -1,4 +1,6 @@
 import type { Account } from "../accounts/accounts.ts";
+import { HeaderPairs } from "../model/columns.ts";
+import { jsonColumn } from "../store/json-column.ts";
 import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
 import { checkName, parseHttpUrl } from "../messages/options.ts";
 import type { GroupResolver } from "../messages/publish.ts";
@@ -11,6 +13,8 @@ export interface EndpointInput {
   name?: string;
 }
 
+
+const readDefaults = jsonColumn("url_groups.default_headers", HeaderPairs);
 /**
  * URL Groups: named sets of endpoints a publish fans out to. Every method is synchronous and
  * meant to run inside one write transaction (routes wrap it in a group commit).
@@ -27,7 +31,7 @@ export class UrlGroupService {
       topicName: name,
       endpointName: e.name ?? undefined,
     }));
-    return { targets, defaults: toHeaders(JSON.parse(group.default_headers)) };
+    return { targets, defaults: toHeaders(readDefaults(group.default_headers)) };
   };
 
   /**
@@ -116,7 +120,7 @@ export class UrlGroupService {
   }
 
   private view(g: UrlGroupRow) {
-    const defaults = JSON.parse(g.default_headers) as Array<[string, string]>;
+    const defaults = readDefaults(g.default_headers);
     return compact({
       name: g.name,
       createdAt: g.created_at,

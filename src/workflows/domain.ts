@@ -1,4 +1,4 @@
-import type { Elysia } from "elysia";
+import type { RoutePlugin } from "../http/plugin.ts";
 import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
@@ -28,7 +28,6 @@ import type { WaitStore } from "./wait-store.ts";
 import { WaitTimeouts } from "./wait-timeouts.ts";
 import { publishTimeout, WaitService } from "./waits.ts";
 
-type Plugin = Elysia<any, any, any, any, any, any, any>;
 
 /**
  * The workflow layer's parts the message engine calls into, built before the engine: what a
@@ -117,7 +116,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
   const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
   const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, usage: engine.usage, wake: engine.wake });
 
-  const routes: Plugin[] = [
+  const routes: RoutePlugin[] = [
     workflowRoutes(ctx, { runs: runService, waits: waitService, trigger }),
     workflowDlqRoutes(ctx, dlq),
     webhookRoutes(ctx.accounts, waitService),

@@ -157,12 +157,12 @@ export class RunStore {
   }
 
   insertRun(run: RunRecord): void {
-    this.insertRunStmt.run(runParams(run) as never);
+    this.insertRunStmt.run(runParams(run));
   }
 
   /** Writes every field of a run back (runs are small; one statement for every change). */
   saveRun(run: RunRecord): void {
-    this.updateRunStmt.run(runParams(run) as never);
+    this.updateRunStmt.run(runParams(run));
   }
 
   getRun(accountId: string, runId: string): RunRecord | undefined {
@@ -186,7 +186,7 @@ export class RunStore {
       headers: JSON.stringify(entry.headers),
       retries: entry.retries,
       retry_delay: entry.retryDelayExpr ?? null,
-    } as never);
+    });
     return position;
   }
 

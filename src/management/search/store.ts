@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { IndexStore } from "../shared/index-store.ts";
 
-export interface SearchIndexRow {
+export type SearchIndexRow = {
   id: string;
   account_id: string;
   name: string;
@@ -22,7 +22,7 @@ export interface SearchIndexRow {
   max_writes_per_request: number;
   creation_time: number;
   input_enrichment_enabled: number;
-}
+};
 
 const COLUMNS = [
   "id", "account_id", "name", "endpoint", "type", "region", "partner_email", "token", "read_only_token",

@@ -1,13 +1,13 @@
 import type { Database } from "bun:sqlite";
 
-export interface IndexRowBase {
+export type IndexRowBase = {
   id: string;
   account_id: string;
   name: string;
   token: string;
   read_only_token: string;
   creation_time: number;
-}
+};
 
 /** Prepared statements over one index table; search and vector indexes differ only in columns. */
 export class IndexStore<Row extends IndexRowBase> {
@@ -52,7 +52,7 @@ export class IndexStore<Row extends IndexRowBase> {
     return this.selectByName.get(accountId, name)?.id ?? null;
   }
   upsert(row: Row): void {
-    this.upsertRow.run(row as never);
+    this.upsertRow.run(row);
   }
   rename(accountId: string, id: string, name: string): boolean {
     return this.updateName.run(name, accountId, id).changes > 0;

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { IndexStore } from "../shared/index-store.ts";
 
-export interface VectorIndexRow {
+export type VectorIndexRow = {
   id: string;
   account_id: string;
   name: string;
@@ -22,7 +22,7 @@ export interface VectorIndexRow {
   max_writes_per_request: number;
   max_total_metadata_size: number;
   creation_time: number;
-}
+};
 
 const COLUMNS = [
   "id", "account_id", "name", "similarity_function", "dimension_count", "endpoint", "type", "region", "token",

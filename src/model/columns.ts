@@ -1,0 +1,52 @@
+import { Type } from "@sinclair/typebox";
+
+/**
+ * Schemas of the JSON the stores keep in text columns, checked when a row is read back
+ * (store/json-column.ts). They say what readers rely on; fields they leave out are allowed.
+ */
+
+/** `[name, value]` pairs, in order: headers as stored. */
+export const HeaderPairs = Type.Array(Type.Tuple([Type.String(), Type.String()]));
+
+export const FlowControlJson = Type.Object({
+  key: Type.String(),
+  rate: Type.Optional(Type.Number()),
+  periodMs: Type.Number(),
+  parallelism: Type.Optional(Type.Number()),
+});
+
+export const CallbackSpecJson = Type.Object({
+  url: Type.String(),
+  method: Type.String(),
+  headers: HeaderPairs,
+  timeoutMs: Type.Optional(Type.Number()),
+  retries: Type.Optional(Type.Number()),
+  delayMs: Type.Optional(Type.Number()),
+  retryDelayExpr: Type.Optional(Type.String()),
+});
+
+/** The `extra` column of a message: its settings that no query filters on. */
+export const MessageExtraJson = Type.Object({
+  timeoutMs: Type.Number(),
+  retryDelayExpr: Type.Optional(Type.String()),
+  endpointName: Type.Optional(Type.String()),
+  flow: Type.Optional(FlowControlJson),
+  callback: Type.Optional(CallbackSpecJson),
+  failureCallback: Type.Optional(CallbackSpecJson),
+});
+
+/** A DLQ entry's snapshot of its message: the message row without its body. */
+export const MessageSnapshotJson = Type.Object({
+  id: Type.String(),
+  account_id: Type.String(),
+  kind: Type.String(),
+  state: Type.String(),
+  url: Type.String(),
+  method: Type.String(),
+  headers: Type.String(),
+  extra: Type.String(),
+  created_at: Type.Number(),
+  not_before: Type.Number(),
+  retried: Type.Number(),
+  max_retries: Type.Number(),
+});
