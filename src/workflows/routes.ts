@@ -152,7 +152,18 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
           callerIp: callerIp(server, request),
         }),
       { parse: "none", detail: { summary: "Start a workflow run for a caller without the SDK" } },
-    );
+    )
+    .post("/v2/batch/trigger", ({ account, body, server, request }) => deps.trigger.triggerMany(account, body, callerIp(server, request)), {
+      body: t.Array(
+        t.Object({
+          destination: t.String({ minLength: 1 }),
+          body: t.Optional(t.String()),
+          headers: t.Optional(t.Record(t.String(), t.Union([t.String(), t.Array(t.String())]))),
+        }),
+        { maxItems: 1000 },
+      ),
+      detail: { summary: "Start several workflow runs for callers without the SDK" },
+    });
 }
 
 /**

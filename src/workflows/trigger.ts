@@ -3,7 +3,9 @@ import type { Dialect } from "../core/dialect.ts";
 import { randomBase58 } from "../core/ids.ts";
 import { parseDestination } from "../messages/destination.ts";
 import type { PublishService } from "../messages/publish.ts";
+import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
+import { bytesOf } from "./raw-steps.ts";
 import type { RunStore } from "./store.ts";
 
 export interface TriggerRequest {
@@ -12,6 +14,19 @@ export interface TriggerRequest {
   headers: Headers;
   body: Uint8Array;
   callerIp?: string;
+}
+
+export interface TriggeredRun {
+  workflowRunId: string;
+  workflowCreatedAt: number;
+  /** A run with this id existed already: nothing new was started. */
+  deduplicated?: true;
+}
+
+export interface BatchTrigger {
+  destination: string;
+  body?: string;
+  headers?: Record<string, string | string[]>;
 }
 
 /**
@@ -27,14 +42,28 @@ export class TriggerService {
     private readonly names: WorkflowHeaderNames,
   ) {}
 
-  async trigger(account: Account, request: TriggerRequest): Promise<{ workflowRunId: string; workflowCreatedAt: number }> {
+  async trigger(account: Account, request: TriggerRequest): Promise<TriggeredRun> {
     const headers = new Headers(request.headers);
     const runId = headers.get(this.names.runId) ?? `wfr_${randomBase58(21)}`;
     headers.set(this.names.runId, runId);
     headers.set(this.names.init, "true");
     headers.set(`${this.dialect.prefix}-Forward-${this.names.unknownSdk}`, "true");
     const { destination, query } = parseDestination(request.destination, this.dialect);
-    await this.publisher.publish({ account, destination, headers, query, body: request.body, callerIp: request.callerIp });
-    return { workflowRunId: runId, workflowCreatedAt: this.runs.getRun(account.id, runId)?.createdAt ?? 0 };
+    const { body } = await this.publisher.publish({ account, destination, headers, query, body: request.body, callerIp: request.callerIp });
+    const deduplicated = !Array.isArray(body) && body.deduplicated;
+    return {
+      workflowRunId: runId,
+      workflowCreatedAt: this.runs.getRun(account.id, runId)?.createdAt ?? 0,
+      ...(deduplicated ? { deduplicated: true } : {}),
+    };
+  }
+
+  /** `POST /v2/batch/trigger`: one run per element `{destination, body?, headers?}`, answered in order. */
+  async triggerMany(account: Account, elements: BatchTrigger[], callerIp?: string): Promise<TriggeredRun[]> {
+    return Promise.all(
+      elements.map((e) =>
+        this.trigger(account, { destination: e.destination, headers: toHeaders(headerPairs(e.headers, "headers")), body: bytesOf(e.body ?? ""), callerIp }),
+      ),
+    );
   }
 }

@@ -152,6 +152,25 @@ describe("workflow protocol, svc dialect", () => {
     expect(JSON.parse(rx.received[1]!.text)).toEqual([{ messageId: started.messageId, body: Buffer.from("from curl").toString("base64"), callType: "step" }]);
   });
 
+  test("POST /v2/batch/trigger starts one run per element; a run id that exists already is deduplicated", async () => {
+    const url = `${rx.url}/wf`;
+    const elements = [
+      { destination: url, body: "first", headers: { "Svc-Workflow-RunId": "wfr_batch_1" } },
+      { destination: url, body: "second" },
+    ];
+    const res = await s.api("/v2/batch/trigger", { ...jsonBody("POST", elements), token: ALICE.token });
+    expect(res.status).toBe(200);
+    const runs = await res.json();
+    expect(runs).toEqual([
+      { workflowRunId: "wfr_batch_1", workflowCreatedAt: expect.any(Number) },
+      { workflowRunId: expect.stringMatching(/^wfr_/), workflowCreatedAt: expect.any(Number) },
+    ]);
+    const again = await (await s.api("/v2/batch/trigger", { ...jsonBody("POST", [elements[0]]), token: ALICE.token })).json();
+    expect(again).toEqual([{ workflowRunId: "wfr_batch_1", workflowCreatedAt: runs[0].workflowCreatedAt, deduplicated: true }]);
+    await flush(s.api);
+    expect(rx.received.map((r) => JSON.parse(r.text).map((e: { body: string }) => decode(e.body))[0]).sort()).toEqual(["first", "second"]);
+  });
+
   test("runs are per account: another account neither sees, appends to, ends nor cancels them; reset wipes them", async () => {
     const url = `${rx.url}/wf`;
     await batch([trigger("wfr_mine", url)]);
