@@ -300,4 +300,28 @@ describe("workflow runs on svcd", () => {
     const next = run.steps.find((g) => g.type === "next")!;
     expect(next.steps[0]).toMatchObject({ state: "STEP_FAILED" });
   });
+
+  test("context.invoke of a workflow that fails or cancels itself answers isFailed / isCanceled", async () => {
+    const got: unknown[] = [];
+    const failing = createWorkflow(async (context: WorkflowContext) => {
+      await context.run("explode", () => {
+        throw new Error("child broke");
+      });
+    });
+    const cancelling = createWorkflow(async (context: WorkflowContext) => {
+      await context.run("first", () => 1);
+      await context.cancel();
+    });
+    const parent = createWorkflow(async (context: WorkflowContext) => {
+      const a = await context.invoke("call-failing", { workflow: failing, body: {}, retries: 0 });
+      const b = await context.invoke("call-cancelling", { workflow: cancelling, body: {} });
+      await context.run("record", () => void got.push({ failed: a.isFailed, canceled: b.isCanceled }));
+    });
+    const { POST } = serveMany({ parent, failing, cancelling }, { qstashClient: w.qstash, receiver: w.receiver });
+    for (const name of ["parent", "failing", "cancelling"]) w.route(`/wf/many2/${name}`, POST);
+    const { workflowRunId } = await w.client.trigger({ url: `${w.base}/wf/many2/parent` });
+    await w.flush();
+    expect(got).toEqual([{ failed: true, canceled: true }]);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
 });
