@@ -2,8 +2,8 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { readBulkSelection, takePage } from "../filters/bulk.ts";
-import { DLQ_FILTERS, parseFilter } from "../filters/filter.ts";
+import { readBulkSelection, takePage, type BulkSelection } from "../filters/bulk.ts";
+import { DLQ_FILTERS, parseFilter, type FilterKey } from "../filters/filter.ts";
 import { optionalInt, optionalJsonObject, parseCursor } from "../http/query.ts";
 import { compact, headerMap, messageView } from "../messages/views.ts";
 import { boundedPage } from "../http/page.ts";
@@ -28,19 +28,23 @@ export function dlqView(e: DlqEntry) {
 
 const DlqIdParams = t.Object({ dlqId: t.String() });
 
+/** The entries a bulk DLQ operation acts on: by `dlqIds` or filters, at most `count` (100 by default). */
+export async function readDlqSelection(request: Request, tokenParam: string, accepts: readonly FilterKey[]): Promise<BulkSelection> {
+  return readBulkSelection(new URL(request.url).searchParams, await optionalJsonObject(request), {
+    accepts,
+    tokenParam,
+    defaultCount: 100,
+    maxCount: 1000,
+    ids: "dlqIds",
+  });
+}
+
 /** More fields of an entry, from a layer that knows what its message was part of (workflow runs). */
 export type DlqFields = (e: DlqEntry) => Record<string, unknown> | undefined;
 
 export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService, moreFields: DlqFields = () => undefined) {
   const view = (e: DlqEntry) => ({ ...dlqView(e), ...moreFields(e) });
-  const bulkSelection = async (request: Request) =>
-    readBulkSelection(new URL(request.url).searchParams, await optionalJsonObject(request), {
-      accepts: DLQ_FILTERS,
-      tokenParam: ctx.dialect.tokenQueryParam,
-      defaultCount: 100,
-      maxCount: 1000,
-      ids: "dlqIds",
-    });
+  const bulkSelection = (request: Request) => readDlqSelection(request, ctx.dialect.tokenQueryParam, DLQ_FILTERS);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .get("/v2/dlq", ({ account, query, request }) => {

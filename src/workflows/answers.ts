@@ -3,7 +3,7 @@ import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 
 /** The error a run's start fails with when its endpoint answered 2XX but is no workflow endpoint. */
-export const NOT_A_WORKFLOW =
+const NOT_A_WORKFLOW =
   "detected a non-workflow destination for trigger/invoke. make sure you are sending the request to the correct endpoint";
 
 /**

@@ -1,23 +1,15 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
-import { readBulkSelection } from "../filters/bulk.ts";
+import { readDlqSelection } from "../dlq/routes.ts";
 import { WORKFLOW_DLQ_FILTERS } from "../filters/filter.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { optionalJsonObject } from "../http/query.ts";
 import type { WorkflowDlq } from "./dlq.ts";
 
 const DlqIdParams = t.Object({ dlqId: t.String({ minLength: 1 }) });
 
 /** `/v2/workflows/dlq/...`: resume, restart, retry the failure function, delete (by ids or filters). */
 export function workflowDlqRoutes(ctx: AppContext, dlq: WorkflowDlq) {
-  const selection = async (request: Request) =>
-    readBulkSelection(new URL(request.url).searchParams, await optionalJsonObject(request), {
-      accepts: WORKFLOW_DLQ_FILTERS,
-      tokenParam: ctx.dialect.tokenQueryParam,
-      defaultCount: 100,
-      maxCount: 1000,
-      ids: "dlqIds",
-    });
+  const selection = (request: Request) => readDlqSelection(request, ctx.dialect.tokenQueryParam, WORKFLOW_DLQ_FILTERS);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post("/v2/workflows/dlq/resume", async ({ account, request }) => dlq.act("resume", account, await selection(request), request.headers), {

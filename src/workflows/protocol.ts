@@ -18,7 +18,6 @@ export function workflowHeaders(d: Dialect) {
     triggerBySdk: `${p}-Workflow-Trigger-By-Sdk`,
     unknownSdk: `${p}-Workflow-Unknown-Sdk`,
     sdkVersion: `${p}-Workflow-Sdk-Version`,
-    messageId: `${p}-Message-Id`,
   };
 }
 

@@ -27,11 +27,6 @@ function toWaiter(r: WaiterRow): StoredWaiter {
   };
 }
 
-export interface KeptEvent {
-  id: number;
-  data: Uint8Array;
-}
-
 /** Waiting steps and the events kept for runs that wait for them later. */
 export class WaitStore {
   private readonly insertStmt;
