@@ -64,7 +64,12 @@ export class WorkflowPublishes {
     if (wf.invoke) ({ payload: m.body, invoker } = readInvoke(m.body));
     const existing = this.runs.getRun(accountId, wf.runId);
     const adopting = existing?.awaitingSdk && wf.triggerBySdk;
-    if (existing && !adopting) return this.runs.prefix(accountId, wf.runId, 0)[0]?.messageId ?? "";
+    if (existing && !adopting) {
+      // A second trigger of the run: it answers with the first one's message.
+      const first = this.runs.prefix(accountId, wf.runId, 0)[0];
+      if (!first) throw runOver(`workflow run ${wf.runId} exists already`);
+      return first.messageId;
+    }
 
     const config: RunConfig = {
       retries: m.maxRetries,
@@ -114,6 +119,7 @@ export class WorkflowPublishes {
   private call(run: RunRecord, m: MessageRecord, given: (suffix: string) => boolean, nowMs: number): void {
     const c = run.config;
     this.runs.appendStep(this.entryOf(run, m, "toCallback", nowMs));
+    this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;
     if (!m.callback) return;
@@ -126,7 +132,6 @@ export class WorkflowPublishes {
       failureCallback: c.failureCallback && failureCallbackOf(this.names, run, c.failureCallback),
       workflow: { runId: run.runId, callType: "fromCallback" },
     };
-    this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
   }
 
   private join(run: RunRecord, m: MessageRecord, callType: CallType, init: boolean): void {
