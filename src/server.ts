@@ -54,6 +54,8 @@ import { Scheduler } from "./schedules/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
 import { scheduleStatesListener } from "./schedules/states.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
+import { logDeliveries } from "./telemetry/delivery-log.ts";
+import { ShutdownSummary } from "./telemetry/shutdown-summary.ts";
 import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
 import { urlGroupRoutes } from "./url-groups/routes.ts";
 import { UrlGroupService } from "./url-groups/service.ts";
@@ -151,6 +153,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     rateWindowListener(flowSettings, flowKeys),
     ...(options.messageListeners ?? []),
   ]);
+  logDeliveries(events, log);
   const lifecycle = new MessageLifecycle({
     store: messageStore,
     events,
@@ -321,6 +324,15 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     log,
   );
 
+  /** The stored messages after the stop; null when storage cannot be read. */
+  const storedCensus = () => {
+    try {
+      return messageStore.census(clock.now());
+    } catch {
+      return null;
+    }
+  };
+
   let stopped = false;
   return {
     ctx,
@@ -349,8 +361,11 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       if (stopped) return;
       stopped = true;
       ready = false;
+      const summary = new ShutdownSummary(events, inFlight.size);
       await Promise.all([mainApp.stop(), managementApp?.stop()]);
       await services.stop(Date.now() + deadlineMs);
+      commit.flush();
+      log.info("stopped", summary.finish(storedCensus()));
       storage.close();
     },
   };

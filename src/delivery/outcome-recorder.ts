@@ -1,7 +1,7 @@
 import type { ServerConfig } from "../config/config.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Dialect } from "../core/dialect.ts";
-import { withoutCredentials, type Logger } from "../core/log.ts";
+import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
@@ -157,19 +157,12 @@ export class OutcomeRecorder implements BackgroundService {
   }
 
   private record(outcome: DeliveryOutcome, effects: BatchEffects): void {
-    const { clock, log, lifecycle, dialect, config } = this.deps;
+    const { clock, lifecycle, dialect, config } = this.deps;
     const attempt = this.deps.inFlight.close(outcome.ticket);
     if (!attempt) return;
     effects.closed.push(attempt);
     const m = attempt.message;
     const now = clock.now();
-    log.info("delivery", {
-      messageId: m.id,
-      url: withoutCredentials(m.url),
-      status: outcome.status ?? outcome.error,
-      attempt: m.retried + 1,
-      ms: Math.round(outcome.durationMs),
-    });
     const refused = this.deps.refuseAnswer?.(m, outcome);
     const decision: AttemptDecision = refused ? { kind: "failed", error: refused } : decideAfterAttempt(outcome, {
       retried: m.retried,

@@ -9,6 +9,13 @@ const COLUMNS =
   "id, account_id, kind, state, dispatch_at, not_before, created_at, retried, max_retries, url, method, headers, body, topic_name, queue_name, schedule_id, caller_ip, label, flow_key, extra";
 
 /** Statements over live (not yet finished) messages. */
+export interface MessageCensus {
+  due: number;
+  delayed: number;
+  inFlight: number;
+  waiting: number;
+}
+
 export class MessageStore {
   private readonly insertStmt;
   private readonly getStmt;
@@ -17,6 +24,7 @@ export class MessageStore {
   private readonly rescheduleStmt;
   private readonly deleteStmt;
   private readonly nextDueStmt;
+  private readonly censusStmt;
   private readonly recoverStmt;
   private readonly setDispatchStmt;
 
@@ -36,6 +44,12 @@ export class MessageStore {
     this.deleteStmt = db.prepare("DELETE FROM messages WHERE id = ?");
     this.nextDueStmt = db.prepare<{ t: number | null }, []>(
       "SELECT MIN(dispatch_at) AS t FROM messages WHERE dispatch_at IS NOT NULL",
+    );
+    this.censusStmt = db.prepare<{ due: number; delayed: number; active: number; total: number }, [number, number]>(
+      `SELECT (SELECT COUNT(*) FROM messages WHERE dispatch_at IS NOT NULL AND dispatch_at <= ?) AS due,
+              (SELECT COUNT(*) FROM messages WHERE dispatch_at > ?) AS delayed,
+              (SELECT COUNT(*) FROM messages WHERE state = 'ACTIVE') AS active,
+              (SELECT COUNT(*) FROM messages) AS total`,
     );
     this.recoverStmt = db.prepare(
       "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'ACTIVE'",
@@ -71,6 +85,15 @@ export class MessageStore {
   /** Messages that were in flight when the process stopped become due again at `nowMs`. */
   recoverInFlight(nowMs: number): number {
     return this.recoverStmt.run(nowMs).changes;
+  }
+
+  /**
+   * How many stored messages are due now, delayed to later, in flight (ACTIVE), or waiting
+   * without a time (behind others in a queue, or held by flow control). Index-only counts.
+   */
+  census(nowMs: number): MessageCensus {
+    const row = this.censusStmt.get(nowMs, nowMs)!;
+    return { due: row.due, delayed: row.delayed, inFlight: row.active, waiting: row.total - row.due - row.delayed - row.active };
   }
 
   /** Removes every live message of an account (test-double reset); returns their ids. */

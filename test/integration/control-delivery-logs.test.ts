@@ -43,3 +43,71 @@ test("tokens never reach the logs, whether sent as a header or as the query para
   expect(lines.length).toBeGreaterThan(5);
   expect(lines.filter((l) => l.includes(TOKEN))).toEqual([]);
 });
+
+test("delivery lines keep one type per field whatever the outcome; a move to the DLQ is a warning", async () => {
+  const refused = `http://127.0.0.1:${await closedPort()}`;
+  const retried = (await (await s.api(`/v2/publish/${rx.url}/fail-then`, { method: "POST", body: "r", headers: { "Svc-Retries": "1", "Svc-Retry-Delay": "0" } })).json()) as { messageId: string };
+  const noAnswer = (await (await s.api(`/v2/publish/${refused}/nobody`, { method: "POST", body: "n", headers: { "Svc-Retries": "0" } })).json()) as { messageId: string };
+  await flush(s.api);
+  const lines = logged().filter((l) => l.msg === "delivery" && (l.messageId === retried.messageId || l.messageId === noAnswer.messageId));
+  expect(lines.map((l) => l.result).sort()).toEqual(["failed", "failed", "retry"]);
+  for (const line of logged().filter((l) => l.msg === "delivery")) {
+    expect(["delivered", "retry", "failed"]).toContain(line.result as string);
+    expect(typeof line.messageId).toBe("string");
+    expect(typeof line.account).toBe("string");
+    expect(typeof line.attempt).toBe("number");
+    expect(typeof line.ms).toBe("number");
+    expect(line.status === null || typeof line.status === "number").toBe(true);
+    expect(line.error === null || typeof line.error === "string").toBe(true);
+    expect(line.nextAttemptAt === null || typeof line.nextAttemptAt === "string").toBe(true);
+    expect(line.dlqId === null || typeof line.dlqId === "string").toBe(true);
+  }
+  const refusedLine = lines.find((l) => l.messageId === noAnswer.messageId)!;
+  expect(refusedLine).toMatchObject({ result: "failed", status: null, attempt: 1 });
+  expect(typeof refusedLine.error).toBe("string");
+  const retryLine = lines.find((l) => l.result === "retry")!;
+  expect(retryLine).toMatchObject({ status: 503, attempt: 1, dlqId: null });
+  expect(Date.parse(retryLine.nextAttemptAt as string)).toBeGreaterThan(0);
+
+  const warnings = logged().filter((l) => l.msg === "message moved to the DLQ");
+  const dlq = ((await (await s.api("/v2/dlq")).json()) as { messages: Array<{ messageId: string; dlqId: string }> }).messages;
+  for (const id of [retried.messageId, noAnswer.messageId]) {
+    const warning = warnings.find((w) => w.messageId === id)!;
+    expect(warning.level).toBe("warn");
+    expect(warning.dlqId).toBe(dlq.find((e) => e.messageId === id)!.dlqId);
+  }
+  expect(warnings.find((w) => w.messageId === retried.messageId)).toMatchObject({ attempts: 2, status: 503 });
+});
+
+test("a stop logs what it drained, what stays for the next start, and how long it took", async () => {
+  const stopLines: string[] = [];
+  const logger = createLogger({ level: "info", format: "json", write: (line) => stopLines.push(line) });
+  const held: Array<() => void> = [];
+  const slow = await startReceiver(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
+  const stopping = await startTestServer({ logger });
+  const summary = () => stopLines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "stopped");
+  try {
+    // Two attempts in flight: one answers during the stop, one never does; one message waits for later.
+    await stopping.api(`/v2/publish/${slow.url}/answers`, { method: "POST", body: "a" });
+    await stopping.api(`/v2/publish/${slow.url}/never`, { method: "POST", body: "b" });
+    await stopping.api(`/v2/publish/${slow.url}/later`, { method: "POST", body: "c", headers: { "Svc-Delay": "1h" } });
+    await slow.waitFor(2);
+    const stopped = stopping.server.stop({ deadlineMs: 300 });
+    held.shift()!();
+    await stopped;
+    expect(summary()).toMatchObject({ level: "info", inFlightAtStop: 2, drained: 1, redeliveredAtNextStart: 1, waiting: 1 });
+    expect(typeof summary()!.durationMs).toBe("number");
+  } finally {
+    for (const release of held) release();
+    slow.stop();
+    await stopping.stop();
+  }
+});
+
+/** A port nothing listens on (bound, then freed). */
+async function closedPort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  await probe.stop(true);
+  return port;
+}
