@@ -15,7 +15,14 @@ export const FlowControlJson = Type.Object({
   parallelism: Type.Optional(Type.Number()),
 });
 
-export const CallbackSpecJson = Type.Object({
+/** A message's (or a callback's) mark as part of a workflow run. */
+export const WorkflowTagJson = Type.Object({
+  runId: Type.String(),
+  callType: Type.Union([Type.Literal("step"), Type.Literal("toCallback"), Type.Literal("fromCallback"), Type.Literal("failureCall")]),
+  init: Type.Optional(Type.Boolean()),
+});
+
+const callbackFields = {
   url: Type.String(),
   method: Type.String(),
   headers: HeaderPairs,
@@ -23,7 +30,12 @@ export const CallbackSpecJson = Type.Object({
   retries: Type.Optional(Type.Number()),
   delayMs: Type.Optional(Type.Number()),
   retryDelayExpr: Type.Optional(Type.String()),
-});
+  flow: Type.Optional(FlowControlJson),
+  workflow: Type.Optional(WorkflowTagJson),
+};
+
+/** How a callback is published; a workflow call's answer also carries its run's flow control, failure callback and mark. */
+export const CallbackSpecJson = Type.Object({ ...callbackFields, failureCallback: Type.Optional(Type.Object(callbackFields)) });
 
 /** The `extra` column of a message: its settings that no query filters on. */
 export const MessageExtraJson = Type.Object({
@@ -33,6 +45,8 @@ export const MessageExtraJson = Type.Object({
   flow: Type.Optional(FlowControlJson),
   callback: Type.Optional(CallbackSpecJson),
   failureCallback: Type.Optional(CallbackSpecJson),
+  callbackOnce: Type.Optional(Type.Boolean()),
+  workflow: Type.Optional(WorkflowTagJson),
 });
 
 /** A DLQ entry's snapshot of its message: the message row without its body. */

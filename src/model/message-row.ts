@@ -74,8 +74,7 @@ const readExtra = jsonColumn("messages.extra", MessageExtraJson);
 const readHeaders = jsonColumn("messages.headers", HeaderPairs);
 
 export function fromRow(r: MessageRow): MessageRecord {
-  // The schema checks what readers rely on; the rest of Extra (a workflow step's data) is its owner's.
-  const extra = readExtra(r.extra) as Extra;
+  const extra: Extra = readExtra(r.extra);
   return {
     id: r.id,
     accountId: r.account_id,

@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { joinLabels, splitLabels } from "../model/labels.ts";
+import { HeaderPairs } from "../model/columns.ts";
+import { jsonColumn } from "../store/json-column.ts";
 import { Where } from "../store/where.ts";
+import { RunDataJson } from "./columns.ts";
 import type { CallType, RunRecord, RunState, StepEntry } from "./model.ts";
 
 interface RunRow {
@@ -22,8 +25,11 @@ interface RunRow {
 
 type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk">;
 
+const readRunData = jsonColumn("workflow_runs.data", RunDataJson);
+const readHeaders = jsonColumn("workflow_steps.headers", HeaderPairs);
+
 function toRun(r: RunRow): RunRecord {
-  const data = JSON.parse(r.data) as RunData;
+  const data: RunData = readRunData(r.data);
   return {
     accountId: r.account_id,
     runId: r.run_id,
@@ -91,7 +97,7 @@ function toStep(r: StepRow): StepEntry {
     method: r.method,
     body: r.body,
     createdAt: r.created_at,
-    headers: JSON.parse(r.headers),
+    headers: readHeaders(r.headers),
     retries: r.retries,
     retryDelayExpr: r.retry_delay ?? undefined,
   };

@@ -1,4 +1,6 @@
 import type { Database } from "bun:sqlite";
+import { jsonColumn } from "../store/json-column.ts";
+import { WaiterDataJson } from "./columns.ts";
 import type { Waiter } from "./model.ts";
 
 interface WaiterRow {
@@ -15,6 +17,8 @@ type WaiterData = Pick<Waiter, "url" | "headers" | "timeoutUrl" | "timeoutBody" 
 
 export type StoredWaiter = Waiter & { id: number };
 
+const readData = jsonColumn("workflow_waiters.data", WaiterDataJson);
+
 function toWaiter(r: WaiterRow): StoredWaiter {
   return {
     id: r.id,
@@ -23,7 +27,7 @@ function toWaiter(r: WaiterRow): StoredWaiter {
     eventId: r.event_id,
     createdAt: r.created_at,
     deadline: r.deadline,
-    ...(JSON.parse(r.data) as WaiterData),
+    ...readData(r.data),
   };
 }
 

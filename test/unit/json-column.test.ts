@@ -41,6 +41,8 @@ test("a damaged JSON column fails at once, naming the column and what is wrong",
 
 test("fields a column's schema does not name are kept as stored", () => {
   const read = jsonColumn("extra", MessageExtraJson);
-  expect(read(JSON.stringify({ timeoutMs: 1, workflow: { runId: "r" } })) as unknown).toEqual({ timeoutMs: 1, workflow: { runId: "r" } });
+  expect(read(JSON.stringify({ timeoutMs: 1, addedLater: { note: "r" } })) as unknown).toEqual({ timeoutMs: 1, addedLater: { note: "r" } });
+  // A field it names is checked: a workflow mark without its call type is a damaged row.
+  expect(() => read(JSON.stringify({ timeoutMs: 1, workflow: { runId: "r" } }))).toThrow(MalformedRowError);
   expect(jsonColumn("h", HeaderPairs)("[]")).toEqual([]);
 });

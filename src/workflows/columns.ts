@@ -1,0 +1,58 @@
+import { Type } from "@sinclair/typebox";
+import { CallbackSpecJson, FlowControlJson, HeaderPairs } from "../model/columns.ts";
+
+/** Schemas of the workflow tables' JSON columns, checked when a row is read back (store/json-column.ts). */
+
+const HeaderMap = Type.Record(Type.String(), Type.Array(Type.String()));
+const FailureState = Type.Union([
+  Type.Literal("CALLBACK_INPROGRESS"),
+  Type.Literal("CALLBACK_SUCCESS"),
+  Type.Literal("CALLBACK_FAIL"),
+  Type.Literal("CALLBACK_CANCELED"),
+]);
+
+/** `workflow_runs.data`: the trigger's settings, the invoker, the failure function. */
+export const RunDataJson = Type.Object({
+  config: Type.Object({
+    retries: Type.Number(),
+    retryDelayExpr: Type.Optional(Type.String()),
+    flow: Type.Optional(FlowControlJson),
+    failureCallback: Type.Optional(CallbackSpecJson),
+    headers: HeaderPairs,
+  }),
+  invoker: Type.Optional(
+    Type.Object({
+      workflowRunId: Type.String(),
+      workflowUrl: Type.String(),
+      workflowRunCreatedAt: Type.Number(),
+      headers: HeaderMap,
+      step: Type.Record(Type.String(), Type.Unknown()),
+    }),
+  ),
+  failureFunction: Type.Optional(
+    Type.Object({
+      messageId: Type.String(),
+      url: Type.String(),
+      state: FailureState,
+      dlqId: Type.String(),
+      failStatus: Type.Number(),
+      failResponse: Type.String(),
+      failHeaders: HeaderMap,
+      responseStatus: Type.Optional(Type.Number()),
+      responseBody: Type.Optional(Type.String()),
+      responseHeaders: Type.Optional(HeaderMap),
+    }),
+  ),
+  awaitingSdk: Type.Optional(Type.Boolean()),
+});
+
+/** `workflow_waiters.data`: where the event goes and what the waiting step was. */
+export const WaiterDataJson = Type.Object({
+  url: Type.String(),
+  headers: HeaderPairs,
+  timeoutUrl: Type.String(),
+  timeoutBody: Type.Optional(Type.String()),
+  timeoutHeaders: HeaderMap,
+  timeout: Type.String(),
+  step: Type.Record(Type.String(), Type.Unknown()),
+});
