@@ -146,16 +146,22 @@ describe("multi-valued filters, host and path", () => {
     expect(await alive()).toEqual(sorted([ids[2]!, ids[3]!, ids[4]!]));
     expect(await client.messages.cancel({ filter: { label: ["blue", "yellow"], host: [new URL(other).host, "127.0.0.1"] } })).toEqual({ cancelled: 2 });
     expect(await alive()).toEqual([ids[3]!]);
+    const more = await fivePending();
+    expect(await client.messages.cancel({ filter: { url: [`${rx.url}/q`, `${more.other}/r`] } })).toEqual({ cancelled: 2 });
+    expect(await client.messages.cancel({ filter: { flowControlKey: ["k1", "k2"] } })).toEqual({ cancelled: 2 });
+    expect(await alive()).toEqual([ids[3]!]);
+    expect((await client.messages.get(more.ids[3]!)).messageId).toBe(more.ids[3]!);
   });
 
   test("DLQ: list, retry and delete with OR filters; a typo in a bulk-delete filter is refused and deletes nothing", async () => {
-    for (const [path, label] of [["/fail/a", "red"], ["/fail/b", "green"], ["/fail/c", "blue"]] as const)
-      await client.publish({ url: `${rx.url}${path}`, body: "x", retries: 0, label });
+    for (const [path, label, key] of [["/fail/a", "red", "ka"], ["/fail/b", "green", "kb"], ["/fail/c", "blue", "kc"]] as const)
+      await client.publish({ url: `${rx.url}${path}`, body: "x", retries: 0, label, flowControl: { key, parallelism: 1 } });
     await flush(s.api);
     const listed = async (filter: Record<string, unknown>) => sorted((await client.dlq.listMessages({ filter: filter as never })).messages.map((m) => m.url));
     expect(await listed({ label: ["red", "blue"] })).toEqual([`${rx.url}/fail/a`, `${rx.url}/fail/c`]);
     expect(await listed({ url: [`${rx.url}/fail/b`, `${rx.url}/fail/c`], responseStatus: [500, 502] })).toEqual([`${rx.url}/fail/b`, `${rx.url}/fail/c`]);
     expect(await listed({ path: "/fail/b" })).toEqual([`${rx.url}/fail/b`]);
+    expect(await listed({ flowControlKey: ["ka", "kb"], label: ["green", "blue"] })).toEqual([`${rx.url}/fail/b`]);
 
     const typo = await refusal(client.dlq.delete({ filter: { lable: "red" } as never }));
     expect(typo!.status).toBe(400);
