@@ -22,11 +22,13 @@ export interface WaitRequest {
   step: Record<string, unknown>;
 }
 
-/** One waiter a notification reached (the SDK's `NotifyResponse`). */
+/** One waiter a notification reached (the SDK's `NotifyResponse`, with the run it resumed). */
 export interface NotifyResult {
   waiter: ReturnType<typeof waiterView>;
   messageId: string;
   error: string;
+  workflowRunId: string;
+  workflowCreatedAt?: number;
 }
 
 const DEFAULT_TIMEOUT = "7d";
@@ -129,11 +131,12 @@ export class WaitService {
       const results: NotifyResult[] = [];
       for (const waiter of waits.waiting(account.id, eventId, runId)) {
         if (!waits.delete(waiter.id)) continue;
+        const run = { workflowRunId: waiter.runId, workflowCreatedAt: runs.getRun(account.id, waiter.runId)?.createdAt };
         try {
-          results.push({ waiter: waiterView(waiter), messageId: this.publishEvent(account, waiter, data, now), error: "" });
+          results.push({ waiter: waiterView(waiter), messageId: this.publishEvent(account, waiter, data, now), error: "", ...run });
         } catch (error) {
           if (!(error instanceof HttpError)) throw error;
-          results.push({ waiter: waiterView(waiter), messageId: "", error: error.message });
+          results.push({ waiter: waiterView(waiter), messageId: "", error: error.message, ...run });
         }
       }
       if (results.length === 0 && runId !== undefined) {

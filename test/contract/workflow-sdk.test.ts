@@ -150,6 +150,7 @@ describe("workflow runs on svcd", () => {
     const notified = await w.client.notify({ eventId: "approval-a1", eventData: { approved: true } });
     expect(notified).toHaveLength(1);
     expect(notified[0]!.messageId).toMatch(/^msg_/);
+    expect(notified[0]).toMatchObject({ error: "", workflowRunId });
     await w.flush();
     expect(results).toEqual([{ eventData: { approved: true }, timeout: false }]);
     expect(await w.client.getWaiters({ eventId: "approval-a1" })).toEqual([]);
