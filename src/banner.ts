@@ -1,20 +1,27 @@
 import type { AppContext } from "./context/app-context.ts";
 import type { ServerConfig } from "./config/config.ts";
 import type { RunningServer } from "./server.ts";
+import { CONSOLE_PATH } from "./console/routes.ts";
+
+/** The token rides in the fragment: browsers never send it to the server, so no log sees it. */
+export const consoleLink = (baseUrl: string, token: string) => `${baseUrl}${CONSOLE_PATH}#token=${encodeURIComponent(token)}`;
 
 /** Prints where svcd listens and the credentials, as lines a user can paste into a shell. */
 export function printBanner(config: ServerConfig, ctx: AppContext, running: RunningServer): void {
+  const accounts = ctx.accounts.all();
   const lines = [
     `svcd listening on ${running.url}${running.managementUrl !== running.url ? ` (management API on ${running.managementUrl})` : ""}`,
     `database: ${config.dbPath ?? "in memory"}  dialect: ${config.dialect}  clock: ${config.clock}`,
   ];
+  if (accounts[0]) lines.push(`console: ${consoleLink(running.url, accounts[0].source.token)}`);
   if (ctx.dialect.name === "svc")
     lines.push("# for the hosted service's official clients (@upstash/qstash, Python qstash), start with --dialect upstash");
   lines.push("");
-  for (const account of ctx.accounts.all()) {
+  for (const [i, account] of accounts.entries()) {
     const source = account.source;
+    lines.push(`# account ${account.email} (plan ${account.plan})`);
+    if (i > 0) lines.push(`# console: ${consoleLink(running.url, source.token)}`);
     lines.push(
-      `# account ${account.email} (plan ${account.plan})`,
       `export SVC_URL=${running.url}`,
       `export SVC_MANAGEMENT_URL=${running.managementUrl}`,
       `export SVC_TOKEN=${source.token}`,

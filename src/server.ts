@@ -8,6 +8,8 @@ import type { AppContext } from "./context/app-context.ts";
 import { ClockControl } from "./control/clock-control.ts";
 import { ResetRegistry } from "./control/reset.ts";
 import { controlRoutes, healthRoutes } from "./control/routes.ts";
+import { statusRoutes } from "./control/status.ts";
+import { consoleEntryRoutes, consoleStaticRoutes } from "./console/routes.ts";
 import { rateWindowWaits } from "./control/worker-waits.ts";
 import { ManualClock, RealClock, type Clock } from "./core/clock.ts";
 import { DIALECTS } from "./core/dialect.ts";
@@ -288,6 +290,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     batchRoutes(ctx, batch),
     flowControlRoutes(ctx, flow),
     ...workflows.routes,
+    // The web console lives beside the messaging API (main port only): `/` sends browsers there.
+    consoleEntryRoutes(),
   ];
   const managementPlugins: RoutePlugin[] = management.managementRoutes;
   const controlPlugins: RoutePlugin[] = [
@@ -302,6 +306,10 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       resets,
       clock: clockControl,
     }),
+    statusRoutes(ctx, {
+      messageCounts: (id, nowMs) => messageStore.accountCensus(id, nowMs),
+      dlqCount: (id) => dlqStore.count(id),
+    }),
   ];
   const docs = openApiRoutes({
     messaging: messagingPlugins,
@@ -311,9 +319,11 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     managementUrl: () => listening.managementUrl,
   });
   const separateManagement = config.managementPort !== null;
+  // The web console's pages are Bun's static routes of the main app; they read the APIs above.
   const mainApp = buildHttpApp(
     [...controlPlugins, docs, ...messagingPlugins, ...(separateManagement ? [] : managementPlugins)],
     log,
+    consoleStaticRoutes,
   );
   const managementApp = separateManagement ? buildHttpApp([...controlPlugins, docs, ...managementPlugins], log) : null;
 

@@ -1,18 +1,24 @@
+import type { HTMLBundle } from "bun";
 import { Elysia } from "elysia";
 import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
 import type { RoutePlugin } from "./plugin.ts";
 import { dropNullFields } from "./null-means-unset.ts";
 
+/** Routes Bun serves itself, before Elysia: bundled HTML pages (the console) and their assets. */
+export type StaticRoutes = Record<string, HTMLBundle>;
+
 /**
  * Builds one Elysia app from route plugins, with the global error mapping and one log line per
  * request. Only the path is logged, never the query string, so tokens never reach the logs.
  */
-export function buildHttpApp(plugins: RoutePlugin[], log: Logger): RoutePlugin {
+export function buildHttpApp(plugins: RoutePlugin[], log: Logger, staticRoutes: StaticRoutes = {}): RoutePlugin {
   const started = new WeakMap<Request, number>();
   // Bodies and queries are checked exactly as their schemas say: an unknown field of a schema that
-  // refuses them is an error, not silently dropped.
-  const app: RoutePlugin = new Elysia({ normalize: false });
+  // refuses them is an error, not silently dropped. `development: false` whatever NODE_ENV says:
+  // pages are bundled once, minified and cached, the same under `bun src/main.ts` as in the
+  // compiled binary (no hot reload, no dev-server socket).
+  const app: RoutePlugin = new Elysia({ normalize: false, serve: { development: false, routes: staticRoutes } });
   installErrorHandling(app, log);
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);

@@ -7,7 +7,7 @@ import { searchRoutes } from "./search/routes.ts";
 import type { SearchStore } from "./search/store.ts";
 import type { ManagementDeps } from "./shared/deps.ts";
 import { usageRoutes } from "./shared/usage-routes.ts";
-import { messagingStatsRoutes } from "./stats/routes.ts";
+import { messagingStatsControlRoutes, messagingStatsRoutes } from "./stats/routes.ts";
 import { VectorIndexes } from "./vector/logic.ts";
 import { vectorRoutes } from "./vector/routes.ts";
 import type { UsageFixtureLedger, VectorStore } from "./vector/store.ts";
@@ -49,14 +49,16 @@ export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDe
     }),
   );
   const { accounts, dialect, clock } = ctx;
+  const stats = { accounts, dialect, clock, engine, dlqCount: (id: string) => deps.dlqCount(id) };
   return {
     managementRoutes: [
       searchRoutes(accounts, search),
       vectorRoutes(accounts, vector, engine, clock),
-      messagingStatsRoutes({ accounts, dialect, clock, engine, dlqCount: (id) => deps.dlqCount(id) }),
+      messagingStatsRoutes(stats),
     ],
     controlRoutes: [
       usageRoutes({ accounts, dialect, clock, engine, vector, search }),
+      messagingStatsControlRoutes(stats),
     ],
   };
 }

@@ -8,13 +8,19 @@ import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
 const COLUMNS =
   "id, account_id, kind, state, dispatch_at, not_before, created_at, retried, max_retries, url, method, headers, body, topic_name, queue_name, schedule_id, caller_ip, label, flow_key, extra";
 
-/** Statements over live (not yet finished) messages. */
+/** Live (not yet finished) messages by what they wait for. */
 export interface MessageCensus {
+  /** Due now, waiting for a delivery worker. */
   due: number;
+  /** Due later: a delay, a not-before time or a retry backoff. */
   delayed: number;
+  /** An attempt is running. */
   inFlight: number;
+  /** Held behind a queue or a flow-control limit. */
   waiting: number;
 }
+
+/** Statements over live (not yet finished) messages. */
 
 export class MessageStore {
   private readonly insertStmt;
@@ -27,6 +33,7 @@ export class MessageStore {
   private readonly censusStmt;
   private readonly recoverStmt;
   private readonly setDispatchStmt;
+  private readonly countsStmt;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(
@@ -50,6 +57,13 @@ export class MessageStore {
               (SELECT COUNT(*) FROM messages WHERE dispatch_at > ?) AS delayed,
               (SELECT COUNT(*) FROM messages WHERE state = 'ACTIVE') AS active,
               (SELECT COUNT(*) FROM messages) AS total`,
+    );
+    this.countsStmt = db.prepare<MessageCensus, { account: string; now: number }>(
+      `SELECT TOTAL(state = 'ACTIVE') AS inFlight,
+              TOTAL(dispatch_at <= $now) AS due,
+              TOTAL(dispatch_at > $now) AS delayed,
+              TOTAL(dispatch_at IS NULL AND state != 'ACTIVE') AS waiting
+       FROM messages WHERE account_id = $account`,
     );
     this.recoverStmt = db.prepare(
       "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'ACTIVE'",
@@ -94,6 +108,12 @@ export class MessageStore {
   census(nowMs: number): MessageCensus {
     const row = this.censusStmt.get(nowMs, nowMs)!;
     return { due: row.due, delayed: row.delayed, inFlight: row.active, waiting: row.total - row.due - row.delayed - row.active };
+  }
+
+  /** The census of one account's live messages; one pass over its rows. */
+  accountCensus(accountId: string, nowMs: number): MessageCensus {
+    const row = this.countsStmt.get({ account: accountId, now: nowMs });
+    return { inFlight: row?.inFlight ?? 0, due: row?.due ?? 0, delayed: row?.delayed ?? 0, waiting: row?.waiting ?? 0 };
   }
 
   /** Removes every live message of an account (test-double reset); returns their ids. */

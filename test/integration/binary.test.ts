@@ -68,3 +68,27 @@ test("the binary's --version names the version, the commit and the build date em
   expect(text).toMatch(/^svcd \d+\.\d+\.\d+ \(commit \S+, built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, bun /);
   if (head) expect(text).toContain(`commit ${head}`);
 });
+
+test("the binary serves the web console from the bundle embedded in it", async () => {
+  expect(server.output()).toContain(`console: ${server.url}/console#token=bin-token`);
+  const page = await fetch(`${server.url}/console/dlq`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-type")).toContain("text/html");
+  const html = await page.text();
+  const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+  expect(assets.length).toBeGreaterThanOrEqual(2);
+  const bodies = await Promise.all(
+    assets.map(async (path) => {
+      const res = await fetch(server.url + path);
+      expect(res.status).toBe(200);
+      return { type: res.headers.get("content-type") ?? "", text: await res.text() };
+    }),
+  );
+  const script = bodies.find((b) => b.type.includes("javascript"))!;
+  const styles = bodies.find((b) => b.type.includes("css"))!;
+  // Preact, uPlot and the pages are in the bundle; nothing is loaded from elsewhere.
+  expect(script.text.length).toBeGreaterThan(50_000);
+  expect(script.text).toContain("/__svc/status");
+  expect(styles.text).toContain(".u-legend");
+  expect(html + script.text + styles.text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s)]*\.(?:js|css|woff2?)/i);
+});

@@ -3,7 +3,7 @@ import type { AccountRegistry } from "../../accounts/accounts.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Dialect } from "../../core/dialect.ts";
 import { notFound } from "../../core/errors.ts";
-import { managementAuth } from "../../http/auth.ts";
+import { managementAuth, messagingAuth } from "../../http/auth.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import { parsePeriod } from "../../metrics/time.ts";
 import { messagingStats } from "./logic.ts";
@@ -26,5 +26,21 @@ export function messagingStatsRoutes(deps: StatsRouteDeps) {
       return messagingStats(deps.engine, account, period, deps.clock.now(), deps.dlqCount(account.id));
     },
     { query: t.Object({ period: t.Optional(t.String()) }) },
+  );
+}
+
+/**
+ * `GET /__svc/stats?period=`: the same statistics for the account of a messaging token, so tools
+ * that hold only the token (the web console) need no management API key.
+ */
+export function messagingStatsControlRoutes(deps: StatsRouteDeps) {
+  return new Elysia().use(messagingAuth(deps.accounts, deps.dialect)).get(
+    "/__svc/stats",
+    ({ account, query }) =>
+      messagingStats(deps.engine, account, parsePeriod(query.period), deps.clock.now(), deps.dlqCount(account.id)),
+    {
+      query: t.Object({ period: t.Optional(t.String()) }),
+      detail: { summary: "The caller's messaging usage statistics (as the management API's), by messaging token" },
+    },
   );
 }

@@ -1,0 +1,36 @@
+import { Elysia } from "elysia";
+import pkg from "../../package.json" with { type: "json" };
+import type { AppContext } from "../context/app-context.ts";
+import { messagingAuth } from "../http/auth.ts";
+import type { MessageCensus } from "../messages/store.ts";
+
+export interface StatusDeps {
+  messageCounts(accountId: string, nowMs: number): MessageCensus;
+  dlqCount(accountId: string): number;
+}
+
+/**
+ * `GET /__svc/status`: who the token belongs to, how this server speaks (dialect, header prefix,
+ * clock) and what the account has in flight right now. The console's live view reads it; a test
+ * suite can wait on it too.
+ */
+export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
+  return new Elysia().use(messagingAuth(ctx.accounts, ctx.dialect)).get(
+    "/__svc/status",
+    ({ account }) => {
+      const now = ctx.clock.now();
+      return {
+        version: pkg.version,
+        userId: account.id,
+        email: account.email,
+        plan: account.plan,
+        dialect: ctx.dialect.name,
+        headerPrefix: ctx.dialect.prefix,
+        clock: { mode: ctx.clock.kind, now },
+        messages: deps.messageCounts(account.id, now),
+        dlq: deps.dlqCount(account.id),
+      };
+    },
+    { detail: { summary: "The caller's account, the server's dialect and clock, and live message counts" } },
+  );
+}

@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "puppeteer-core";
+import { consoleLink } from "../../src/banner.ts";
+import { launchBrowser, watchPage } from "../helpers/browser.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
+
+// One svcd (manual clock), one receiver and one Chromium for the whole file; each test resets the account.
+let svc: TestServer;
+let receiver: Receiver;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let page: Page;
+let watched: ReturnType<typeof watchPage>;
+/** `SVCD_SCREENSHOTS=docs/img bun test test/integration/console.test.ts` refreshes the README's pictures. */
+const screenshotDir = process.env.SVCD_SCREENSHOTS;
+
+const UI_WAIT = 10_000;
+// Callbacks given to page.evaluate/waitForFunction run inside the browser. This program is typed for
+// the server (no DOM library), so they reach the page's globals through `(globalThis as any)`.
+/** Each test drives a browser through several page loads; bun's default 5 s per test is too tight under load. */
+const TEST_TIMEOUT = 30_000;
+
+beforeAll(async () => {
+  [svc, receiver, browser] = await Promise.all([startTestServer({ config: { clock: "manual" } }), startReceiver(), launchBrowser()]);
+  page = await browser.browser.newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  watched = watchPage(page, svc.url);
+  page.on("dialog", (dialog) => void dialog.accept());
+  await page.goto(consoleLink(svc.url, svc.token));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  receiver?.stop();
+  await svc?.stop();
+});
+
+beforeEach(async () => {
+  await svc.api("/__svc/reset", { method: "POST" });
+  receiver.setHandler(undefined);
+});
+
+const publish = async (path: string, headers: Record<string, string> = {}, body = "hello") => {
+  const res = await svc.api(`/v2/publish/${receiver.url}${path}`, { method: "POST", headers, body });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { messageId: string }).messageId;
+};
+
+/** Follows a link of the page's own navigation, as a user clicks it. */
+const go = async (path: string) => {
+  const target = path === "/" ? "/console" : `/console${path}`;
+  await page.click(`nav a[href="${target}"]`);
+  await page.waitForFunction((p) => (globalThis as any).location.pathname === p, { timeout: UI_WAIT }, target);
+};
+
+const textOf = (selector: string) => page.$eval(selector, (el) => (el as any).innerText);
+const waitForText = (selector: string, text: string) =>
+  page.waitForFunction(
+    (sel, t) => Array.from((globalThis as any).document.querySelectorAll(sel)).some((el) => (el as any).innerText.includes(t)),
+    { timeout: UI_WAIT },
+    selector,
+    text,
+  );
+
+const clickButton = async (scope: string, label: string) => {
+  await page.waitForFunction(
+    (s, l) => Array.from((globalThis as any).document.querySelectorAll(`${s} button`)).some((b) => (b as any).innerText.trim() === l && !(b as any).disabled),
+    { timeout: UI_WAIT },
+    scope,
+    label,
+  );
+  await page.evaluate(
+    (s, l) => (Array.from((globalThis as any).document.querySelectorAll(`${s} button`)).find((b) => (b as any).innerText.trim() === l) as any).click(),
+    scope,
+    label,
+  );
+};
+
+const shoot = async (name: string) => {
+  if (!screenshotDir) return;
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, name) as `${string}.png` });
+};
+
+describe("web console in a real browser", () => {
+  test("the banner's link opens the console, keeps the token out of the address bar, and / leads there", async () => {
+    await page.waitForSelector("nav a[aria-current=page]", { timeout: UI_WAIT });
+    expect(page.url()).toBe(`${svc.url}/console`);
+    expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem("svcd.console.token"))).toBe(svc.token);
+    await waitForText(".topbar", "svcd-dev-user");
+    expect(await textOf(".topbar")).toContain("manual clock");
+
+    // A browser asking for / is sent to the console; an API client still gets the JSON 404.
+    await page.goto(`${svc.url}/`);
+    await page.waitForSelector("nav a[aria-current=page]", { timeout: UI_WAIT });
+    expect(page.url()).toBe(`${svc.url}/console`);
+    const api = await fetch(`${svc.url}/`);
+    expect(api.status).toBe(404);
+    expect(await api.json()).toEqual({ error: "not found: GET /" });
+  }, TEST_TIMEOUT);
+
+  test("without a token it asks for one, and refuses a wrong one", async () => {
+    const other = await browser.browser.newPage();
+    const otherWatch = watchPage(other, svc.url);
+    try {
+      await other.goto(`${svc.url}/console/dlq`);
+      await other.waitForSelector(".login input[type=password]", { timeout: UI_WAIT });
+      await other.type(".login input", "wrong-token");
+      await other.click(".login button[type=submit]");
+      await other.waitForSelector(".login .error-box", { timeout: UI_WAIT });
+      await other.type(".login input", "x", { delay: 0 });
+      await other.$eval(".login input", (el) => ((el as any).value = ""));
+      await other.type(".login input", svc.token);
+      await other.click(".login button[type=submit]");
+      await other.waitForSelector("nav a[aria-current=page][href='/console/dlq']", { timeout: UI_WAIT });
+      expect(otherWatch.errors).toEqual([]);
+      expect(otherWatch.foreignRequests).toEqual([]);
+    } finally {
+      await other.close();
+      await page.bringToFront();
+    }
+  }, TEST_TIMEOUT);
+
+  test("a message published through the API shows up live, and its timeline follows it to DELIVERED", async () => {
+    await go("/messages");
+    const messageId = await publish("/orders?id=7", { "content-type": "application/json", "Svc-Label": "orders" }, '{"order":7}');
+    await svc.api("/__svc/flush", { method: "POST" });
+    await receiver.waitFor(1);
+
+    // No reload: the list polls.
+    await page.waitForSelector(`a[href="/console/messages/${messageId}"]`, { timeout: UI_WAIT });
+    await page.click(`td a[href="/console/messages/${messageId}"]`);
+    await waitForText(".timeline", "DELIVERED");
+    const timeline = await page.$$eval(".timeline li > .badge:first-child", (els) => els.map((e) => (e as any).innerText));
+    expect(timeline[0]).toBe("CREATED");
+    expect(timeline.at(-1)).toBe("DELIVERED");
+    expect(await textOf("main")).toContain('"order": 7');
+    expect(await textOf("main")).toContain(`${receiver.url}/orders?id=7`);
+    await waitForText("details.attempt", "200");
+  }, TEST_TIMEOUT);
+
+  test("a DLQ entry retried from the console is delivered", async () => {
+    receiver.setHandler(() => new Response("down", { status: 503 }));
+    const failedId = await publish("/fragile", { "Svc-Retries": "0" }, "retry me");
+    await svc.api("/__svc/flush", { method: "POST" });
+    await waitUntil(async () => ((await (await svc.api("/v2/dlq")).json()) as { messages: unknown[] }).messages.length === 1, { what: "the DLQ entry" });
+
+    await go("/dlq");
+    await page.waitForSelector(`td a[href^="/console/dlq/"]`, { timeout: UI_WAIT });
+    await waitForText("table", "503");
+    await shoot("console-dlq.png");
+
+    receiver.setHandler(undefined);
+    await page.click(`td a[href^="/console/dlq/"]`);
+    await waitForText(".page-head", "DLQ entry");
+    expect(await textOf("main")).toContain("retry me");
+    expect(await textOf("main")).toContain(failedId);
+    await clickButton(".page-head", "Retry");
+
+    // The console opens the new message; it is delivered and the DLQ is empty.
+    await page.waitForFunction((old) => /^\/console\/messages\/msg_/.test((globalThis as any).location.pathname) && !(globalThis as any).location.pathname.endsWith(old), { timeout: UI_WAIT }, failedId);
+    await svc.api("/__svc/flush", { method: "POST" });
+    await waitForText(".timeline", "DELIVERED");
+    await receiver.waitFor(1, { match: (r) => r.text === "retry me" && r.path === "/fragile" && r.headers.get("svc-retried") === "0" && r.receivedAt > 0 });
+    const dlq = (await (await svc.api("/v2/dlq")).json()) as { messages: unknown[] };
+    expect(dlq.messages).toEqual([]);
+  }, TEST_TIMEOUT);
+
+  test("a schedule is paused and resumed from the console", async () => {
+    const created = await svc.api(`/v2/schedules/${receiver.url}/tick`, { method: "POST", headers: { "Svc-Cron": "*/5 * * * *", "Svc-Schedule-Id": "tick" } });
+    expect(created.status).toBe(200);
+    const isPaused = async () => ((await (await svc.api("/v2/schedules/tick")).json()) as { isPaused: boolean }).isPaused;
+
+    await go("/schedules");
+    await page.waitForSelector('tr[data-schedule="tick"]', { timeout: UI_WAIT });
+    await clickButton('tr[data-schedule="tick"]', "Pause");
+    await waitUntil(isPaused, { what: "schedule paused" });
+    await waitForText('tr[data-schedule="tick"]', "paused");
+    await clickButton('tr[data-schedule="tick"]', "Resume");
+    await waitUntil(async () => !(await isPaused()), { what: "schedule resumed" });
+    await page.waitForFunction(() => !(globalThis as any).document.querySelector('tr[data-schedule="tick"]')?.textContent?.includes("paused"), { timeout: UI_WAIT });
+  }, TEST_TIMEOUT);
+
+  test("advancing the manual clock from the console delivers a delayed message", async () => {
+    const messageId = await publish("/later", { "Svc-Delay": "1h" }, "an hour later");
+    await go("/test-double");
+    await clickButton("main", "+10m");
+    await waitForText(".toast", "timer");
+    expect(receiver.received.filter((r) => r.path === "/later")).toEqual([]);
+
+    await clickButton("main", "+1h");
+    await receiver.waitFor(1, { match: (r) => r.path === "/later" && r.text === "an hour later" });
+    await waitUntil(async () => ((await (await svc.api(`/v2/logs?messageId=${messageId}&state=DELIVERED`)).json()) as { logs: unknown[] }).logs.length === 1, {
+      what: "the delayed message logged DELIVERED",
+    });
+  }, TEST_TIMEOUT);
+
+  test("the overview charts the statistics with drawn points, and shows live counts", async () => {
+    for (let i = 0; i < 5; i++) await publish(`/chart/${i}`, { "Svc-Retries": "0" });
+    receiver.setHandler((r) => (r.path.endsWith("/4") ? new Response("no", { status: 500 }) : new Response("ok")));
+    await svc.api("/__svc/flush", { method: "POST" });
+    await publish("/chart/later", { "Svc-Delay": "1d" });
+
+    await go("/");
+    await waitForText(".legend-totals", "Delivered 4");
+    await waitForText(".legend-totals", "Failed (to DLQ) 1");
+    await page.waitForFunction(() => (globalThis as any).document.querySelector("[data-testid=delayed]")?.textContent === "1", { timeout: UI_WAIT });
+    // The "Delivered" series is drawn: its colour appears on the chart's canvas.
+    const drawn = await page.waitForFunction(
+      () => {
+        const page = globalThis as any;
+        const canvas = page.document.querySelector(".chart canvas");
+        const color = page.getComputedStyle(page.document.documentElement).getPropertyValue("--c-delivered").trim();
+        if (!canvas || !/^#[0-9a-f]{6}$/i.test(color)) return 0;
+        const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
+        const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
+        let hits = 0;
+        for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - r!) < 8 && Math.abs(data[i + 1]! - g!) < 8 && Math.abs(data[i + 2]! - b!) < 8 && data[i + 3]! > 200) hits++;
+        return hits;
+      },
+      { timeout: UI_WAIT, polling: 100 },
+    );
+    expect(Number(await drawn.jsonValue())).toBeGreaterThan(10);
+    await shoot("console-overview.png");
+  }, TEST_TIMEOUT);
+
+  test("keyboard navigation and a narrow window", async () => {
+    await go("/");
+    await page.keyboard.press("g");
+    await page.keyboard.press("d");
+    await page.waitForFunction(() => (globalThis as any).location.pathname === "/console/dlq", { timeout: UI_WAIT });
+    await page.keyboard.press("?");
+    await page.waitForSelector("[role=dialog]", { timeout: UI_WAIT });
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(() => !(globalThis as any).document.querySelector("[role=dialog]"), { timeout: UI_WAIT });
+
+    await page.setViewport({ width: 420, height: 800 });
+    try {
+      await page.waitForFunction(() => (globalThis as any).getComputedStyle((globalThis as any).document.querySelector(".menu-button")!).display !== "none", { timeout: UI_WAIT });
+      expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth + 1)).toBe(true);
+      await page.click(".menu-button");
+      await page.click('nav a[href="/console/schedules"]');
+      await page.waitForFunction(() => (globalThis as any).location.pathname === "/console/schedules", { timeout: UI_WAIT });
+    } finally {
+      await page.setViewport({ width: 1280, height: 800 });
+    }
+  }, TEST_TIMEOUT);
+
+  test("the console made no request outside svcd and logged no JavaScript error", () => {
+    expect(watched.foreignRequests).toEqual([]);
+    expect(watched.errors).toEqual([]);
+  }, TEST_TIMEOUT);
+});
