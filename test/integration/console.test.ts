@@ -199,8 +199,8 @@ describe("web console in a real browser", () => {
   }, TEST_TIMEOUT);
 
   test("the overview charts the statistics with drawn points, and shows live counts", async () => {
-    for (let i = 0; i < 5; i++) await publish(`/chart/${i}`, { "Svc-Retries": "0" });
     receiver.setHandler((r) => (r.path.endsWith("/4") ? new Response("no", { status: 500 }) : new Response("ok")));
+    for (let i = 0; i < 5; i++) await publish(`/chart/${i}`, { "Svc-Retries": "0" });
     await svc.api("/__svc/flush", { method: "POST" });
     await publish("/chart/later", { "Svc-Delay": "1d" });
 
