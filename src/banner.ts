@@ -41,5 +41,6 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
       );
     lines.push("");
   }
+  lines.push("# Prometheus: GET /metrics with Authorization: Bearer $SVC_METRICS_TOKEN", `export SVC_METRICS_TOKEN=${config.metricsToken}`, "");
   process.stdout.write(lines.join("\n") + "\n");
 }

@@ -58,6 +58,9 @@ import { scheduleStatesListener } from "./schedules/states.ts";
 import { signingKeyRoutes } from "./signing/routes.ts";
 import { logDeliveries } from "./telemetry/delivery-log.ts";
 import { ShutdownSummary } from "./telemetry/shutdown-summary.ts";
+import { ServerMetrics } from "./telemetry/prometheus.ts";
+import { metricsRoutes } from "./telemetry/routes.ts";
+import { buildInfo } from "./startup/build-info.ts";
 import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
 import { urlGroupRoutes } from "./url-groups/routes.ts";
 import { UrlGroupService } from "./url-groups/service.ts";
@@ -271,6 +274,16 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     { name: "workflows", reset: (id) => workflows.reset(id) },
     { name: "flow-control", reset: (id) => flow.forgetAccount(id) },
   ]);
+  // Prometheus metrics: counters from the event bus, levels read at scrape time.
+  const metrics = new ServerMetrics(events, {
+    clock,
+    build: buildInfo(),
+    workers: config.workers,
+    census: (nowMs) => messageStore.census(nowMs),
+    dlqCounts: () => accounts.all().map((account) => [account.id, stores.dlq.count(account.id)]),
+    workerLoad: () => pool.load,
+    storageBytes: () => storage.sizeBytes(),
+  });
   const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messageStore, commit });
   // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
   const clockControl = new ClockControl(clock, probe, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
@@ -310,6 +323,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       messageCounts: (id, nowMs) => messageStore.accountCensus(id, nowMs),
       dlqCount: (id) => dlqStore.count(id),
     }),
+    metricsRoutes(metrics, config.metricsToken),
   ];
   const docs = openApiRoutes({
     messaging: messagingPlugins,
@@ -320,12 +334,14 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   });
   const separateManagement = config.managementPort !== null;
   // The web console's pages are Bun's static routes of the main app; they read the APIs above.
+  const observeRequest = metrics.observeRequest.bind(metrics);
   const mainApp = buildHttpApp(
     [...controlPlugins, docs, ...messagingPlugins, ...(separateManagement ? [] : managementPlugins)],
     log,
     consoleStaticRoutes,
+    observeRequest,
   );
-  const managementApp = separateManagement ? buildHttpApp([...controlPlugins, docs, ...managementPlugins], log) : null;
+  const managementApp = separateManagement ? buildHttpApp([...controlPlugins, docs, ...managementPlugins], log, {}, observeRequest) : null;
 
   // Background work, in start order; stopped in reverse. Delivery starts once the workers answer
   // and what was in flight at the last stop is due again; the scheduler only then fires what it missed.

@@ -42,6 +42,8 @@ export interface ServerConfig {
   defaultAccount: DefaultAccountSeed;
   /** Base URL announced to users; derived from host and port when absent. */
   publicUrl: string | null;
+  /** Bearer token of `GET /metrics` (not an account's token: the metrics name every account). */
+  metricsToken: string;
 }
 
 export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
@@ -53,6 +55,8 @@ export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
   nextSigningKey: "sig_svcdDevNextKey00000000000000",
   plan: "payg",
 };
+
+export const DEFAULT_METRICS_TOKEN = "svcd_dev_metrics_token";
 
 export function defaultConfig(cwd = process.cwd()): ServerConfig {
   return {
@@ -71,6 +75,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     busyTimeoutMs: 5_000,
     defaultAccount: { ...DEFAULT_ACCOUNT },
     publicUrl: null,
+    metricsToken: DEFAULT_METRICS_TOKEN,
   };
 }
 
@@ -124,6 +129,7 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--workers", env: "SVC_WORKERS", help: "delivery worker threads", apply: (c, v, f) => (c.workers = Math.min(64, positive(v, f, { integer: true }))) },
   { flag: "--shutdown-timeout", env: "SVC_SHUTDOWN_TIMEOUT_MS", help: "ms to let in-flight deliveries finish on SIGINT/SIGTERM", apply: (c, v, f) => (c.shutdownTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--busy-timeout", env: "SVC_BUSY_TIMEOUT_MS", help: "ms a write waits for the database lock before answering 503", apply: (c, v, f) => (c.busyTimeoutMs = positive(v, f, { integer: true })) },
+  { flag: "--metrics-token", env: "SVC_METRICS_TOKEN", help: `bearer token of GET /metrics (default ${DEFAULT_METRICS_TOKEN})`, apply: (c, v, f) => (c.metricsToken = nonEmpty(v, f)) },
   { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed and used in index endpoints", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
 ];
 

@@ -87,6 +87,11 @@ export class WorkerPool implements BackgroundService {
     this.close();
   }
 
+  /** Attempts each worker holds now, by worker index. */
+  get load(): number[] {
+    return this.slots.map((slot) => slot.inFlight.size);
+  }
+
   get inFlight(): number {
     let n = 0;
     for (const slot of this.slots) n += slot.inFlight.size;

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { AccountStore } from "../accounts/store.ts";
 import type { Logger } from "../core/log.ts";
 import { DedupStore } from "../dedup/store.ts";
@@ -29,6 +30,8 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
   const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
   const commit = new GroupCommit(db);
   const probe = db.prepare("SELECT 1");
+  const pageCount = db.prepare<{ page_count: number }, []>("PRAGMA page_count");
+  const pageSize = db.prepare<{ page_size: number }, []>("PRAGMA page_size");
   return {
     kind: "sqlite",
     commit,
@@ -53,9 +56,21 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
     },
     services: opts.path ? [new BackgroundCheckpointer(db, opts.path, opts.log)] : [],
     probe: () => void probe.get(),
+    sizeBytes: () => ({
+      database: (pageCount.get()?.page_count ?? 0) * (pageSize.get()?.page_size ?? 0),
+      wal: opts.path ? fileSize(`${opts.path}-wal`) : 0,
+    }),
     close() {
       commit.flush();
       db.close();
     },
   };
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0; // no WAL right now (after a clean close, or before the first write)
+  }
 }

@@ -12,7 +12,10 @@ export type StaticRoutes = Record<string, HTMLBundle>;
  * Builds one Elysia app from route plugins, with the global error mapping and one log line per
  * request. Only the path is logged, never the query string, so tokens never reach the logs.
  */
-export function buildHttpApp(plugins: RoutePlugin[], log: Logger, staticRoutes: StaticRoutes = {}): RoutePlugin {
+/** Told of every answered request: the route pattern it matched (`unmatched` when none). */
+export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
+
+export function buildHttpApp(plugins: RoutePlugin[], log: Logger, staticRoutes: StaticRoutes = {}, observe?: RequestObserver): RoutePlugin {
   const started = new WeakMap<Request, number>();
   // Bodies and queries are checked exactly as their schemas say: an unknown field of a schema that
   // refuses them is an error, not silently dropped. `development: false` whatever NODE_ENV says:
@@ -23,17 +26,20 @@ export function buildHttpApp(plugins: RoutePlugin[], log: Logger, staticRoutes: 
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);
   });
-  // Below info level the hooks would time every request for a line nobody writes.
-  if (log.enabled?.("info") ?? true) {
+  // Below info level, and without an observer, the hooks would time every request for nothing.
+  const logRequests = log.enabled?.("info") ?? true;
+  if (logRequests || observe) {
     app
       .onRequest(({ request }) => {
         started.set(request, performance.now());
       })
-      .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
+      .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue, route }) => {
         const t0 = started.get(request);
-        const ms = t0 === undefined ? 0 : Math.round((performance.now() - t0) * 10) / 10;
-        const status = responseValue instanceof Response ? responseValue.status : (set.status ?? 200);
-        log.info("request", { method: request.method, path: withoutCredentials(path), status, ms });
+        const elapsed = t0 === undefined ? 0 : performance.now() - t0;
+        const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200);
+        observe?.(request.method, route || "unmatched", status, elapsed / 1000);
+        if (logRequests)
+          log.info("request", { method: request.method, path: withoutCredentials(path), status, ms: Math.round(elapsed * 10) / 10 });
       });
   }
   for (const plugin of plugins) app.use(plugin);

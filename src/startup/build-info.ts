@@ -21,8 +21,15 @@ function fromGit(): string {
   }
 }
 
-/** Version, commit and build date: embedded by the build, read from git when running from source. */
+let cached: BuildInfo | undefined;
+
+/** Version, commit and build date: embedded by the build, read from git (once) when running from source. */
 export function buildInfo(): BuildInfo {
+  cached ??= readBuildInfo();
+  return cached;
+}
+
+function readBuildInfo(): BuildInfo {
   const built = typeof SVCD_BUILD_COMMIT === "string" && typeof SVCD_BUILD_DATE === "string";
   return {
     version: pkg.version,

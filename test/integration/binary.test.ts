@@ -92,3 +92,11 @@ test("the binary serves the web console from the bundle embedded in it", async (
   expect(styles.text).toContain(".u-legend");
   expect(html + script.text + styles.text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s)]*\.(?:js|css|woff2?)/i);
 });
+
+test("the binary serves /metrics (prom-client compiled in), with its build info", async () => {
+  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: "Bearer svcd_dev_metrics_token" } });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).toMatch(/^svcd_build_info\{version="\d+\.\d+\.\d+",commit="[^"]+"\} 1$/m);
+  expect(text).toContain("# TYPE svcd_messages_published_total counter");
+});

@@ -1,0 +1,154 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Clock } from "../core/clock.ts";
+import type { MessageEvents } from "../model/events.ts";
+import type { MessageRecord } from "../model/message.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { MessageCensus } from "../messages/store.ts";
+import type { BuildInfo } from "../startup/build-info.ts";
+
+/** What the scrape reads at the moment it happens (levels, not events). */
+export interface MetricSources {
+  clock: Clock;
+  build: BuildInfo;
+  workers: number;
+  census: (nowMs: number) => MessageCensus;
+  /** Entries in the DLQ, per account id. */
+  dlqCounts: () => Array<[string, number]>;
+  /** Attempts each delivery worker holds now, by worker index. */
+  workerLoad: () => number[];
+  /** Bytes of the database and of its write-ahead log. */
+  storageBytes: () => { database: number; wal: number };
+}
+
+const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+const LATENCY_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 6 * 3600, 24 * 3600, 7 * 24 * 3600];
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+
+/**
+ * svcd's Prometheus metrics. Message counters and delivery histograms move with the message event
+ * bus, after each commit, so they count what the database holds; gauges are read at scrape time.
+ * Per-account series are labelled with the account's user id.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<"method" | "route" | "status">;
+  private readonly httpDuration: Histogram<"method" | "route">;
+
+  constructor(events: MessageEvents, sources: MetricSources) {
+    const registers = [this.registry];
+    const counter = (name: string, help: string) => new Counter({ name, help, labelNames: ["account"] as const, registers });
+    const published = new Counter({ name: "svcd_messages_published_total", help: "Messages stored for delivery: publishes, batch elements, schedule triggers, DLQ retries, callbacks (kind)", labelNames: ["account", "kind"] as const, registers });
+    const delivered = counter("svcd_messages_delivered_total", "Messages delivered (a 2XX answer)");
+    const retried = counter("svcd_messages_retried_total", "Failed attempts followed by a retry");
+    const failed = counter("svcd_messages_failed_total", "Messages that failed for good and moved to the DLQ");
+    const cancelled = counter("svcd_messages_cancelled_total", "Messages cancelled before delivery");
+    const attempts = new Histogram({
+      name: "svcd_delivery_attempt_duration_seconds",
+      help: "Duration of each delivery attempt, by what came back (2xx, 3xx, 4xx, 5xx, or no_answer: timeout, refused, reset)",
+      labelNames: ["result"] as const,
+      buckets: ATTEMPT_BUCKETS,
+      registers,
+    });
+    const latency = new Histogram({
+      name: "svcd_delivery_latency_seconds",
+      help: "From the time a message was due (its publish, or its delay) to its delivery, retries included",
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+
+    const attempted = (outcome: DeliveryOutcome) => attempts.observe({ result: answerClass(outcome) }, outcome.durationMs / 1000);
+    events.observe("created", (e) => published.inc({ account: e.message.accountId, kind: e.message.kind }));
+    events.observe("delivered", (e) => {
+      delivered.inc({ account: e.message.accountId });
+      attempted(e.outcome);
+      latency.observe(Math.max(0, e.atMs - dueSince(e.message)) / 1000);
+    });
+    events.observe("retried", (e) => {
+      retried.inc({ account: e.message.accountId });
+      attempted(e.outcome);
+    });
+    events.observe("failed", (e) => {
+      failed.inc({ account: e.message.accountId });
+      attempted(e.outcome);
+    });
+    events.observe("cancelled", (e) => cancelled.inc({ account: e.message.accountId }));
+
+    this.httpRequests = new Counter({ name: "svcd_http_requests_total", help: "HTTP requests answered, by route pattern and status", labelNames: ["method", "route", "status"] as const, registers });
+    this.httpDuration = new Histogram({ name: "svcd_http_request_duration_seconds", help: "Time to answer an HTTP request, by route pattern", labelNames: ["method", "route"] as const, buckets: REQUEST_BUCKETS, registers });
+
+    new Gauge({
+      name: "svcd_messages",
+      help: "Stored messages now: due (waiting for a worker), delayed (due later), in_flight (an attempt under way), waiting (behind others in a queue, or held by flow control)",
+      labelNames: ["state"] as const,
+      registers,
+      collect() {
+        const census = sources.census(sources.clock.now());
+        this.set({ state: "due" }, census.due);
+        this.set({ state: "delayed" }, census.delayed);
+        this.set({ state: "in_flight" }, census.inFlight);
+        this.set({ state: "waiting" }, census.waiting);
+      },
+    });
+    new Gauge({
+      name: "svcd_dlq_messages",
+      help: "Entries in the dead-letter queue",
+      labelNames: ["account"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [account, n] of sources.dlqCounts()) this.set({ account }, n);
+      },
+    });
+    new Gauge({ name: "svcd_delivery_workers", help: "Delivery worker threads", registers, collect() { this.set(sources.workers); } });
+    new Gauge({
+      name: "svcd_worker_attempts_in_flight",
+      help: "Delivery attempts each worker holds now (an attempt waiting in a flow-control lane included)",
+      labelNames: ["worker"] as const,
+      registers,
+      collect() {
+        this.reset();
+        sources.workerLoad().forEach((n, worker) => this.set({ worker: String(worker) }, n));
+      },
+    });
+    new Gauge({
+      name: "svcd_storage_bytes",
+      help: "Size of the database and of its write-ahead log",
+      labelNames: ["file"] as const,
+      registers,
+      collect() {
+        const bytes = sources.storageBytes();
+        this.set({ file: "database" }, bytes.database);
+        this.set({ file: "wal" }, bytes.wal);
+      },
+    });
+    new Gauge({ name: "svcd_build_info", help: "Version and commit of the running svcd (always 1)", labelNames: ["version", "commit"] as const, registers }).set(
+      { version: sources.build.version, commit: sources.build.commit },
+      1,
+    );
+    new Gauge({ name: "process_start_time_seconds", help: "Start time of the process, in Unix seconds", registers }).set(Math.floor(Date.now() / 1000 - process.uptime()));
+  }
+
+  /** One answered request; `route` is the pattern it matched (`unmatched` for none), never the raw path. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ method, route }, seconds);
+  }
+
+  /** The exposition text (Prometheus text format 0.0.4). */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+function answerClass(outcome: DeliveryOutcome): string {
+  return outcome.status === undefined ? "no_answer" : `${Math.floor(outcome.status / 100)}xx`;
+}
+
+/** A delayed message is due at its `notBefore`; any other from its creation. */
+function dueSince(m: MessageRecord): number {
+  return Math.max(m.createdAt, m.notBefore);
+}
