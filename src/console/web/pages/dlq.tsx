@@ -152,7 +152,7 @@ function DlqList({ route }: { route: Route }) {
                     <div class="muted small">{relative(dlqTime(e), now)}</div>
                   </td>
                   <td>
-                    <a class="mono" href={href(`/dlq/${e.dlqId}`)}>
+                    <a class="mono id" href={href(`/dlq/${e.dlqId}`)} title={e.messageId}>
                       {e.messageId}
                     </a>
                   </td>

@@ -101,7 +101,7 @@ function MessageList({ route }: { route: Route }) {
                     <StateBadge state={e.state} />
                   </td>
                   <td>
-                    <a class="mono" href={href(`/messages/${e.messageId}`)}>
+                    <a class="mono id" href={href(`/messages/${e.messageId}`)} title={e.messageId}>
                       {e.messageId}
                     </a>
                   </td>

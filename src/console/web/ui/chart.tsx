@@ -31,7 +31,8 @@ export function Chart({ times, series, height = 260, label }: { times: number[];
           width: Math.max(240, el.clientWidth),
           height,
           cursor: { drag: { x: false, y: false } },
-          legend: { live: true },
+          // The page shows its own legend with totals; hovering still moves the cursor.
+          legend: { show: false },
           scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
           axes: [axis, { ...axis, size: 48 }],
           series: [

@@ -27,8 +27,9 @@ export function apiFilters(fields: FilterField[], params: URLSearchParams): Quer
  * A filter bar bound to the page's URL: applying it changes the address (so a filtered view can
  * be bookmarked or shared) and the list re-reads. Several values: comma-separated.
  */
-export function FilterBar({ fields, path }: { fields: FilterField[]; path: string }) {
+export function FilterBar({ fields, path, shown = 5 }: { fields: FilterField[]; path: string; shown?: number }) {
   const route = useRoute();
+  const [more, setMore] = useState(false);
   const fromUrl = () => Object.fromEntries(fields.map((f) => [f.key, route.query.get(f.key) ?? ""]));
   const [values, setValues] = useState<Record<string, string>>(fromUrl);
   useEffect(() => setValues(fromUrl()), [route.query.toString()]);
@@ -44,7 +45,7 @@ export function FilterBar({ fields, path }: { fields: FilterField[]; path: strin
         apply(values);
       }}
     >
-      {fields.map((f) => (
+      {fields.filter((f, i) => more || i < shown || route.query.get(f.key)).map((f) => (
         <label key={f.key} class={`field ${f.kind ?? "text"}`}>
           <span>{f.label}</span>
           {f.kind === "select" ? (
@@ -75,6 +76,11 @@ export function FilterBar({ fields, path }: { fields: FilterField[]; path: strin
         <button type="submit" class="primary">
           Filter
         </button>
+        {fields.length > shown && (
+          <button type="button" class="link" aria-expanded={more} onClick={() => setMore(!more)}>
+            {more ? "Fewer filters" : `More filters (${fields.length - shown})`}
+          </button>
+        )}
         {active > 0 && (
           <button type="button" onClick={() => apply({})}>
             Clear {active}
