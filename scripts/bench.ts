@@ -12,18 +12,20 @@
  * (scripts/bench/load.ts) runs here and drives both sides of every comparison.
  */
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fillBacklogInProcess } from "./bench/backlog-fill.ts";
 import { BENCH } from "./bench/config.ts";
 import { deliveryRun, measureDelivery } from "./bench/measure-delivery.ts";
 import { measureDelay } from "./bench/measure-delay.ts";
+import { endToEndRun } from "./bench/measure-end-to-end.ts";
 import { measureFanout } from "./bench/measure-fanout.ts";
 import { measureLatency } from "./bench/measure-latency.ts";
 import { bareLoad, DELAYED, publishLoad } from "./bench/measure-publish.ts";
 import { measureStart } from "./bench/measure-start.ts";
 import { measureStatistics } from "./bench/measure-statistics.ts";
 import { removeDir, SinkClient, startBare, startSink, startSvcd, type Helper, type Svcd } from "./bench/procs.ts";
+import { GENERATOR } from "./bench/load.ts";
 import { machine, markdownTable, rows, terminalTable, threadsSection, type Results } from "./bench/report.ts";
 import { threadDelta, threadTimes } from "./bench/threads.ts";
 
@@ -35,6 +37,7 @@ const results: Results = { errors: [], threads: {} };
 const live: Array<{ stop(): Promise<void> }> = [];
 const dirs: string[] = [];
 const began = performance.now();
+const loadAtStart = loadavg().map((n) => n.toFixed(2)).join(", ");
 
 const log = (text: string) => process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
 
@@ -101,8 +104,8 @@ async function writeReport(complete: boolean) {
     `Latest run: ${new Date().toISOString()} on ${machine()}.`,
     `Command: \`${COMMAND}\` (= \`bun scripts/bench.ts\`), ${((performance.now() - began) / 1000).toFixed(0)} s${complete ? "" : ", **stopped at the deadline: incomplete**"}.`,
     "Every ratio compares svcd with a baseline measured in the same run with the same load generator",
-    "(scripts/bench/load.ts: 64 keep-alive fetch loops, 1 KB JSON body); absolute numbers move with",
-    "the machine's load, the ratios much less. Sizes: " +
+    `(scripts/bench/load.ts; this run: ${GENERATOR}; 1 KB JSON body); absolute numbers move with`,
+    `the machine's load, the ratios much less. Load average when the run began: ${loadAtStart}. Sizes: ` +
       `${BENCH.deliveryMessages.toLocaleString("en-US")} messages delivered, ` +
       `${BENCH.backlogMessages.toLocaleString("en-US")} stored for the backlog, ${BENCH.publishSeconds} s per publish side.`,
     "",
@@ -154,10 +157,19 @@ await step("publish: svcd, delayed messages", async () => {
 // Rows 1b, 2, 3, 8, 5 on a second fresh svcd.
 const svcd = await spawnSvcd();
 await step("publish: svcd, delivered at once", async () => {
-  const delivering = await publishLoad(svcd, `${sink.url}/publish`);
-  if (results.publish) Object.assign(results.publish, { svcd: delivering, ratio: delivering.rps / results.publish.bare.rps });
-  // Let it finish delivering before the next measurement.
-  await sink.waitForCount(delivering.total, 120_000);
+  await sink.reset();
+  // CPU per message over the publishing and until the last of those messages arrived.
+  const delivering = await withThreads(
+    svcd,
+    "publish while delivering (publish + delivery)",
+    async () => {
+      const load = await publishLoad(svcd, `${sink.url}/publish`);
+      await sink.waitForCount(load.total, 120_000);
+      return { load, arrived: (await sink.waitUntilQuiet(500, 120_000)).count };
+    },
+    (r) => r.arrived,
+  );
+  if (results.publish) Object.assign(results.publish, { svcd: delivering.load, ratio: delivering.load.rps / results.publish.bare.rps });
 });
 await step("delivery throughput", async () => {
   let before = threadTimes(svcd.pid);
@@ -166,6 +178,11 @@ await step("delivery throughput", async () => {
   });
   const n = results.delivery.svcd.delivered;
   results.threads!["delivery (row 2, after the publishing)"] = threadDelta(before, threadTimes(svcd.pid)).map((t) => ({ name: t.name, ms: (t.ms * 1000) / n }));
+});
+await step("end to end, publishing and delivering at once", async () => {
+  const run = await withThreads(svcd, "end to end (publish + delivery at once)", () => endToEndRun(svcd, sink), (r) => r.delivered);
+  const baseline = results.delivery?.baseline.rps ?? NaN;
+  results.endToEnd = { run, baseline, ratio: run.perSecond / baseline };
 });
 await step("latency", async () => void (results.latency = await measureLatency(svcd, sink)));
 await step("delay accuracy", async () => void (results.delay = await measureDelay(svcd, sink)));

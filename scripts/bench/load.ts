@@ -1,9 +1,13 @@
 /**
- * The one load generator used on both sides of every throughput comparison: N concurrent
- * keep-alive fetch loops (closed loop: each connection sends its next request when the previous
- * answer has been read), or a fixed-rate sender (open loop) for latency.
+ * Load generators. Both sides of every throughput comparison use the same one: `hammer` runs
+ * `wrk` when it is installed (native, far cheaper per request than a Bun fetch loop, so it does
+ * not cap the servers it drives) and N concurrent keep-alive fetch loops otherwise (closed loop:
+ * each connection sends its next request when the previous answer has been read). `openLoop` is a
+ * fixed-rate sender for latency; `closedLoop` is also the plain fetch-loop baseline itself.
  */
+import { BENCH } from "./config.ts";
 import { wallNow } from "./stats.ts";
+import { wrkLoad, wrkPath } from "./wrk.ts";
 
 export interface RequestSpec {
   url: string;
@@ -115,3 +119,33 @@ export async function openLoop(opts: OpenLoopOptions): Promise<{ sent: number; f
 }
 
 export { wallNow };
+
+const WRK = wrkPath();
+
+/** Which closed-loop generator `hammer` runs, for the report. */
+export const GENERATOR = WRK
+  ? `wrk (${BENCH.wrkThreads} thread${BENCH.wrkThreads > 1 ? "s" : ""}, ${BENCH.connections} connections)`
+  : `Bun fetch loops (${BENCH.connections} connections; wrk not installed)`;
+
+/**
+ * A closed-loop load of one fixed request: for a duration after a warm-up, or a count of requests
+ * (in count mode wrk may send up to one request per connection more; they are not counted).
+ */
+export async function hammer(
+  spec: Required<Pick<RequestSpec, "url" | "body">> & { method?: string; headers: Record<string, string> },
+  opts: { connections: number; durationMs?: number; warmupMs?: number; requests?: number },
+): Promise<LoadResult> {
+  if (WRK)
+    return wrkLoad(WRK, {
+      url: spec.url,
+      method: spec.method ?? "POST",
+      headers: spec.headers,
+      body: spec.body,
+      connections: opts.connections,
+      threads: BENCH.wrkThreads,
+      durationMs: opts.durationMs,
+      warmupMs: opts.warmupMs,
+      requests: opts.requests,
+    });
+  return closedLoop({ request: () => spec, ...opts });
+}

@@ -8,7 +8,7 @@
  * sink while the load runs, on the same two cores).
  */
 import { BENCH } from "./config.ts";
-import { closedLoop, type LoadResult } from "./load.ts";
+import { hammer, type LoadResult } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
 import type { Helper, Svcd } from "./procs.ts";
 
@@ -26,8 +26,7 @@ export async function publishLoad(svcd: Svcd, destination: string, extraHeaders:
     headers: { ...svcd.auth, ...BODY_HEADERS, ...extraHeaders },
     body: BODY,
   };
-  return closedLoop({
-    request: () => spec,
+  return hammer(spec, {
     connections: BENCH.connections,
     durationMs: BENCH.publishSeconds * 1000,
     warmupMs: BENCH.warmupSeconds * 1000,
@@ -39,8 +38,7 @@ export const DELAYED = { "svc-delay": "1h" };
 
 export async function bareLoad(bare: Helper): Promise<LoadResult> {
   const spec = { url: `${bare.url}/v2/publish/x`, method: "POST", headers: BODY_HEADERS, body: BODY };
-  return closedLoop({
-    request: () => spec,
+  return hammer(spec, {
     connections: BENCH.connections,
     durationMs: BENCH.publishSeconds * 1000,
     warmupMs: BENCH.warmupSeconds * 1000,

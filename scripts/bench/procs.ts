@@ -97,6 +97,20 @@ export class SinkClient {
     });
     return out;
   }
+  /** Polls until no message arrived for `quietMs` (or the timeout); returns the last stats seen. */
+  async waitUntilQuiet(quietMs: number, timeoutMs: number) {
+    const deadline = performance.now() + timeoutMs;
+    let last = await this.stats();
+    let since = performance.now();
+    for (;;) {
+      await Bun.sleep(50);
+      const s = await this.stats();
+      if (s.count !== last.count) {
+        last = s;
+        since = performance.now();
+      } else if (performance.now() - since >= quietMs || performance.now() > deadline) return s;
+    }
+  }
   /** Polls until `count` arrivals or the timeout; returns the last stats seen. */
   async waitForCount(count: number, timeoutMs: number) {
     const deadline = performance.now() + timeoutMs;

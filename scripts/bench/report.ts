@@ -3,6 +3,7 @@ import { cpus } from "node:os";
 import type { FillResult } from "./backlog-fill.ts";
 import type { DeliveryRun, DeliveryThroughput } from "./measure-delivery.ts";
 import type { DelayAccuracy } from "./measure-delay.ts";
+import type { EndToEndRun } from "./measure-end-to-end.ts";
 import type { FanoutResult } from "./measure-fanout.ts";
 import type { LatencyResult } from "./measure-latency.ts";
 import type { PublishThroughput } from "./measure-publish.ts";
@@ -13,6 +14,7 @@ import type { StatisticsResult } from "./measure-statistics.ts";
 export interface Results {
   publish?: PublishThroughput & { delayed: LoadResult; delayedRatio: number };
   delivery?: DeliveryThroughput;
+  endToEnd?: { run: EndToEndRun; baseline: number; ratio: number };
   latency?: LatencyResult;
   backlog?: {
     fill: FillResult;
@@ -27,7 +29,7 @@ export interface Results {
   statistics?: StatisticsResult;
   start?: StartResult;
   delay?: DelayAccuracy;
-  /** CPU ms per thread of svcd during a phase, per 1,000 messages. */
+  /** CPU ms per thread of svcd during a phase, per 1,000 messages (= µs per message). */
   threads?: Record<string, Array<{ name: string; ms: number }>>;
   errors: string[];
 }
@@ -69,8 +71,8 @@ export function rows(r: Results): Row[] {
       svcd: n0(p.svcd.rps),
       baseline: `${n0(p.bare.rps)} (bare Bun.serve)`,
       result: n2(p.ratio),
-      target: "(info)",
-      met: "n/a",
+      target: "≥ 0.2",
+      met: yes(p.ratio >= 0.2),
     });
   } else missing("1", "Publish throughput", "failed");
 
@@ -78,14 +80,27 @@ export function rows(r: Results): Row[] {
     const d = r.delivery;
     out.push({
       id: "2",
-      measure: `End-to-end delivery, msgs/s (${n0(d.svcd.messages)} published, then delivered)`,
+      measure: `Delivery, msgs/s (${n0(d.svcd.messages)} published first, then delivered from a full table)`,
       svcd: n0(d.svcd.perSecond),
       baseline: `${n0(d.baseline.rps)} (plain fetch loop, ${process.env.BENCH_DELIVERY_CONCURRENCY ?? 256} conc.)`,
       result: n2(d.ratio),
-      target: "≥ 0.5",
-      met: yes(d.ratio >= 0.5),
+      target: "(report)",
+      met: "n/a",
     });
-  } else missing("2", "End-to-end delivery throughput", "failed");
+  } else missing("2", "Delivery throughput", "failed");
+
+  if (r.endToEnd) {
+    const e = r.endToEnd;
+    out.push({
+      id: "2b",
+      measure: `End to end, msgs/s: ${n0(e.run.messages)} messages published (64 conns) and delivered at the same time, first publish → last arrival`,
+      svcd: n0(e.run.perSecond),
+      baseline: `${n0(e.baseline)} (plain fetch loop, row 2)`,
+      result: n2(e.ratio),
+      target: "≥ 0.5",
+      met: yes(e.ratio >= 0.5),
+    });
+  } else missing("2b", "End to end, publishing and delivering at once", "failed");
 
   if (r.latency) {
     const l = r.latency;
@@ -217,7 +232,8 @@ export function machine(): string {
 export function threadsSection(threads: Results["threads"]): string {
   if (!threads) return "";
   const lines = Object.entries(threads).map(
-    ([phase, list]) => `- ${phase}: ${list.slice(0, 6).map((t) => `${t.name} ${n0(t.ms)}`).join(", ")}`,
+    ([phase, list]) =>
+      `- ${phase}: **${n0(list.reduce((sum, t) => sum + t.ms, 0))} in all**: ${list.slice(0, 6).map((t) => `${t.name} ${n0(t.ms)}`).join(", ")}`,
   );
-  return ["CPU ms of svcd's threads per 1,000 messages (from /proc, this run):", "", ...lines].join("\n");
+  return ["CPU µs per message of each of svcd's threads (from /proc/<pid>/task, this run):", "", ...lines].join("\n");
 }

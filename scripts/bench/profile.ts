@@ -1,0 +1,45 @@
+/**
+ * A CPU profile of svcd's main thread under one load, for the "where the time goes" notes:
+ *
+ *   bun scripts/bench/profile.ts [publish|delivering|e2e] [seconds or messages] [--root <checkout>]
+ *
+ * Starts svcd under `bun --cpu-prof`, runs the load (scripts/bench/load.ts's generator), stops it
+ * with SIGTERM (the profile is written on exit) and prints scripts/bench/profile-summary.ts's view.
+ */
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BENCH } from "./config.ts";
+import { endToEndRun } from "./measure-end-to-end.ts";
+import { DELAYED, publishLoad } from "./measure-publish.ts";
+import { removeDir, SinkClient, startSink, startSvcd } from "./procs.ts";
+import { summarise } from "./profile-summary.ts";
+
+const phase = process.argv[2] ?? "publish";
+const amount = Number(process.argv[3] ?? (phase === "e2e" ? 20000 : 5));
+const rootAt = process.argv.indexOf("--root");
+const root = rootAt > 0 ? process.argv[rootAt + 1] : undefined;
+const profDir = mkdtempSync(join(tmpdir(), "svcd-prof-"));
+BENCH.publishSeconds = amount;
+
+const sinkProc = await startSink();
+const sink = new SinkClient(sinkProc.url);
+const svcd = await startSvcd({ root, bunArgs: ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=200"] });
+try {
+  if (phase === "publish") console.log(await publishLoad(svcd, `${sink.url}/p`, DELAYED));
+  else if (phase === "delivering") console.log(await publishLoad(svcd, `${sink.url}/p`));
+  else if (phase === "e2e") console.log(await endToEndRun(svcd, sink, amount));
+  else throw new Error(`unknown phase ${phase}`);
+} finally {
+  await svcd.stop();
+  await sinkProc.stop();
+  removeDir(svcd.dir);
+}
+const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+if (!file) throw new Error(`no profile written in ${profDir}`);
+console.log(`profile: ${join(profDir, file)}`);
+const s = summarise(JSON.parse(await Bun.file(join(profDir, file)).text()), 40);
+console.log(`total sampled ${s.totalMs.toFixed(0)} ms\n\nself time:`);
+for (const r of s.self) console.log(`${r.pct.toFixed(1).padStart(5)}%  ${r.name}`);
+console.log("\ninclusive time:");
+for (const r of s.inclusive) console.log(`${r.pct.toFixed(1).padStart(5)}%  ${r.name}`);
