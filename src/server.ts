@@ -16,7 +16,7 @@ import { DIALECTS } from "./core/dialect.ts";
 import { createLogger, type Logger } from "./core/log.ts";
 import { ServiceGroup } from "./core/service.ts";
 import { WakeSignal } from "./core/wake.ts";
-import { createDeduplicator } from "./dedup/deduplicator.ts";
+import { createDeduplicator, dedupReads } from "./dedup/deduplicator.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
 import { InFlightAttempts } from "./delivery/in-flight.ts";
 import { OutcomeRecorder } from "./delivery/outcome-recorder.ts";
@@ -42,6 +42,7 @@ import { MessageLifecycle } from "./messages/lifecycle.ts";
 import { PublishService } from "./messages/publish.ts";
 import { Retention } from "./messages/retention.ts";
 import { messageRoutes } from "./messages/routes.ts";
+import { readAccountMessages } from "./messages/store.ts";
 import { messagingUsageListener } from "./messages/usage.ts";
 import { MetricsEngine } from "./metrics/engine.ts";
 import { MessageEvents, type MessageListener } from "./model/events.ts";
@@ -148,7 +149,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // The message lifecycle. What must move with every message, inside the write that moves it:
   // the event log, usage statistics, queues (the next message goes when one ends) and schedules
   // (lastScheduleStates). Queues also decide on admission whether a new message waits.
-  const queueLanes = new QueueLanes(queueStore, messageStore, accounts, wake.ring);
+  const queueLanes = new QueueLanes(queueStore, accounts, wake.ring);
   const events = new MessageEvents(commit, log, [
     eventLogListener(eventStore),
     messagingUsageListener(usage),
@@ -169,11 +170,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // Delivery: the dispatcher claims due messages (flow control gates each one) and hands them to
   // the workers; the recorder records what each attempt came back with. Every worker learns the
   // flow-control state kept outside it (paused and pinned keys, rate windows, global limits).
-  const flowLanes = new FlowLanes(flowStore, messageStore, flowSettings, wake.ring);
+  const flowLanes = new FlowLanes(flowStore, flowSettings, wake.ring);
   const inFlight = new InFlightAttempts();
   const recorder = new OutcomeRecorder({
     ...ctx,
     inFlight,
+    claims: messageStore,
     lifecycle,
     gate: flowLanes,
     wake: wake.ring,
@@ -206,6 +208,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     usage,
     resolveGroup: groups.resolve,
     deduplicate: createDeduplicator(dedupStore),
+    dedupReads,
     claimNow: dispatcher.claimStored,
     wake: wake.ring,
     admit: workflowHooks.publishes.admit,
@@ -264,6 +267,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       name: "messages",
       // A late answer of a deleted message's attempt must not resurrect it in the log or the DLQ.
       reset: (id) => messageStore.deleteAccount(id).forEach(forget),
+      reads: (id) => [readAccountMessages(id)],
     },
     { name: "logs", reset: (id) => eventStore.deleteAccount(id) },
     { name: "dlq", reset: (id) => dlqStore.deleteAccount(id) },
@@ -351,9 +355,9 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   );
 
   /** The stored messages after the stop; null when storage cannot be read. */
-  const storedCensus = () => {
+  const storedCensus = async () => {
     try {
-      return messageStore.census(clock.now());
+      return await messageStore.census(clock.now());
     } catch {
       return null;
     }
@@ -390,9 +394,9 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       const summary = new ShutdownSummary(events, inFlight.size);
       await Promise.all([mainApp.stop(), managementApp?.stop()]);
       await services.stop(Date.now() + deadlineMs);
-      commit.flush();
-      log.info("stopped", summary.finish(storedCensus()));
-      storage.close();
+      await commit.flush();
+      log.info("stopped", summary.finish(await storedCensus()));
+      await storage.close();
     },
   };
 }

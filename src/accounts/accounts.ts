@@ -4,7 +4,7 @@ import { DEFAULT_ACCOUNT, type DefaultAccountSeed } from "../config/config.ts";
 import { newSigningKey } from "../core/ids.ts";
 import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
 import { acceptedTokens, hostedToken } from "./hosted-token.ts";
-import type { AccountRow, AccountStore } from "./store.ts";
+import type { AccountRow, AccountStorage } from "./store.ts";
 
 export interface Account {
   /** The messaging user id; also the owner id of every row the account has. */
@@ -35,7 +35,7 @@ export class AccountRegistry {
   private readonly byIdMap = new Map<string, Account>();
 
   constructor(
-    private readonly store: AccountStore,
+    private readonly store: AccountStorage,
     entries: AccountConfig[],
     planOverrides: ConfigFile["plans"] = {},
     /** The hosted dialect: tokens are also accepted in the hosted service's shape (see hosted-token.ts). */

@@ -40,3 +40,6 @@ export class AccountStore {
     this.updateKeys.run(current, next, id);
   }
 }
+
+/** What the domain uses of the store (every engine provides it). */
+export type AccountStorage = Pick<AccountStore, keyof AccountStore>;

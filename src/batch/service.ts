@@ -54,7 +54,10 @@ export class BatchService {
       prepared.map(async (p): Promise<BatchAnswer> => {
         if (!p.ok) return { error: p.error.message };
         try {
-          const stored = await this.ctx.commit.run(() => this.publisher.store(p.plan.messages, p.plan.options, p.input, now));
+          const stored = await this.ctx.commit.run(
+            () => this.publisher.store(p.plan.messages, p.plan.options, p.input, now),
+            this.publisher.reads(p.plan.messages, p.plan.options, now),
+          );
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {
           if (error instanceof HttpError && !p.allOrNothing) return { error: error.message };

@@ -1,4 +1,4 @@
-import type { GroupCommit } from "../store/group-commit.ts";
+import type { Read, Transactor } from "../store/group-commit.ts";
 
 /**
  * Deletes everything one domain keeps for an account (never its credentials). It runs inside the
@@ -10,6 +10,8 @@ export type AccountReset = (accountId: string) => void;
 export interface ResetPart {
   name: string;
   reset: AccountReset;
+  /** What the part reads in the reset's write (declared with it). */
+  reads?: (accountId: string) => Read[];
 }
 
 /**
@@ -19,7 +21,7 @@ export interface ResetPart {
  */
 export class ResetRegistry {
   constructor(
-    private readonly commit: GroupCommit,
+    private readonly commit: Transactor,
     private readonly parts: readonly ResetPart[],
   ) {
     const names = new Set<string>();
@@ -38,6 +40,6 @@ export class ResetRegistry {
     return this.commit.run(() => {
       for (const part of this.parts) part.reset(accountId);
       return this.names();
-    });
+    }, this.parts.flatMap((p) => p.reads?.(accountId) ?? []));
   }
 }

@@ -5,8 +5,8 @@ import { messagingAuth } from "../http/auth.ts";
 import type { MessageCensus } from "../messages/store.ts";
 
 export interface StatusDeps {
-  messageCounts(accountId: string, nowMs: number): MessageCensus;
-  dlqCount(accountId: string): number;
+  messageCounts(accountId: string, nowMs: number): MessageCensus | Promise<MessageCensus>;
+  dlqCount(accountId: string): number | Promise<number>;
 }
 
 /**
@@ -17,7 +17,7 @@ export interface StatusDeps {
 export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
   return new Elysia().use(messagingAuth(ctx.accounts, ctx.dialect)).get(
     "/__svc/status",
-    ({ account }) => {
+    async ({ account }) => {
       const now = ctx.clock.now();
       return {
         version: pkg.version,
@@ -27,8 +27,8 @@ export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
         dialect: ctx.dialect.name,
         headerPrefix: ctx.dialect.prefix,
         clock: { mode: ctx.clock.kind, now },
-        messages: deps.messageCounts(account.id, now),
-        dlq: deps.dlqCount(account.id),
+        messages: await deps.messageCounts(account.id, now),
+        dlq: await deps.dlqCount(account.id),
       };
     },
     { detail: { summary: "The caller's account, the server's dialect and clock, and live message counts" } },

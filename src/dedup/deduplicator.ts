@@ -1,6 +1,8 @@
 import type { Deduplicator } from "../messages/publish.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { DedupStore } from "./store.ts";
+import type { PublishOptions } from "../messages/options.ts";
+import type { Read } from "../store/group-commit.ts";
+import { readDedupKeys, type DedupStorage } from "./store.ts";
 
 /** A duplicate within this window is accepted but not enqueued (fidelity.md §2, decided). */
 export const DEDUP_WINDOW_MS = 10 * 60 * 1000;
@@ -29,23 +31,37 @@ function sha256(parts: Array<string | Uint8Array>): string {
   return hasher.digest("hex");
 }
 
+/** The deduplication key of each message of a publish, or null when the publish asks for none. */
+export function dedupKeysOf(messages: MessageRecord[], options: PublishOptions): string[] | null {
+  if (!options.deduplicationId && !options.contentBasedDeduplication) return null;
+  return messages.map((m) =>
+    options.deduplicationId ? sha256([`id\n${options.deduplicationId}\n${target(m)}`]) : sha256(contentKey(m)),
+  );
+}
+
+/** What a publishing write reads of the deduplication keys (for engines that load reads first). */
+export function dedupReads(messages: MessageRecord[], options: PublishOptions, nowMs: number): Read[] {
+  const keys = dedupKeysOf(messages, options);
+  if (!keys || messages.length === 0) return [];
+  return [readDedupKeys(messages.map((m, i) => ({ accountId: m.accountId, key: keys[i]!, messageId: m.id, expiresAt: nowMs + DEDUP_WINDOW_MS })), nowMs)];
+}
+
 /**
  * The publish seam (runs inside the publishing transaction): a message whose key was seen within
  * the window is answered with the first message's id; otherwise its key is remembered.
  */
-export function createDeduplicator(store: DedupStore): Deduplicator {
+export function createDeduplicator(store: DedupStorage): Deduplicator {
   let prunedAt = -Infinity;
   return (messages, options, nowMs) => {
-    if (!options.deduplicationId && !options.contentBasedDeduplication) return messages.map(() => undefined);
+    const keys = dedupKeysOf(messages, options);
+    if (!keys) return messages.map(() => undefined);
     if (nowMs - prunedAt >= PRUNE_EVERY_MS) {
       store.prune(nowMs);
       prunedAt = nowMs;
     }
-    return messages.map((m) => {
-      const key = options.deduplicationId
-        ? sha256([`id\n${options.deduplicationId}\n${target(m)}`])
-        : sha256(contentKey(m));
-      const original = store.find(m.accountId, key, nowMs);
+    return messages.map((m, i) => {
+      const key = keys[i]!;
+      const original = store.find(m.accountId, key, nowMs, m.id);
       if (original) return original;
       store.remember(m.accountId, key, m.id, nowMs + DEDUP_WINDOW_MS);
       return undefined;

@@ -1,7 +1,29 @@
 import type { Database } from "bun:sqlite";
 
+export const DEDUP_READS = { keys: "dedup/keys" } as const;
+
+/** A key a publishing write may take: the message that takes it, and until when. */
+export interface DedupClaim {
+  accountId: string;
+  key: string;
+  messageId: string;
+  expiresAt: number;
+}
+
+/** The write looks these keys up (`find`, `remember`). */
+export const readDedupKeys = (claims: DedupClaim[], nowMs: number) => ({ kind: DEDUP_READS.keys, claims, nowMs });
+
+/** Deduplication keys as every engine keeps them; everything runs inside a publishing write. */
+export interface DedupStorage {
+  /** The original message id while the key's window is open; `candidate` is the message that would take the key. */
+  find(accountId: string, key: string, nowMs: number, candidate?: string): string | undefined;
+  remember(accountId: string, key: string, messageId: string, expiresAt: number): void;
+  prune(nowMs: number): number;
+  deleteAccount(accountId: string): void;
+}
+
 /** Deduplication keys of recently published messages, each with the id of the first message. */
-export class DedupStore {
+export class DedupStore implements DedupStorage {
   private readonly findStmt;
   private readonly rememberStmt;
   private readonly pruneStmt;

@@ -5,9 +5,9 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { WakeSignal } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import type { MessageStore } from "../messages/store.ts";
+import { readDue, type MessageStorage } from "../messages/store.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { GroupCommit } from "../store/group-commit.ts";
+import type { Transactor } from "../store/group-commit.ts";
 import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
@@ -24,8 +24,8 @@ export interface DispatcherDeps {
   log: Logger;
   dialect: Dialect;
   accounts: AccountRegistry;
-  commit: GroupCommit;
-  store: MessageStore;
+  commit: Transactor;
+  store: MessageStorage;
   lifecycle: MessageLifecycle;
   pool: WorkerPool;
   inFlight: InFlightAttempts;
@@ -46,7 +46,7 @@ export interface DispatcherDeps {
 export class Dispatcher implements BackgroundService {
   readonly name = "dispatcher";
   private readonly clock: Clock;
-  private readonly store: MessageStore;
+  private readonly store: MessageStorage;
   private readonly inFlight: InFlightAttempts;
   private readonly gate: DispatchGate;
   private readonly maxInFlight: number;
@@ -211,7 +211,8 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const now = this.clock.now();
-    this.deps.commit.run(() => this.claimDue(now)).then(
+    const room = Math.min(CLAIM_BATCH, this.maxInFlight - this.inFlight.size - this.claiming.size);
+    this.deps.commit.run(() => this.claimDue(now), room > 0 ? [readDue(now, room)] : []).then(
       (claimed) => {
         this.pumpScheduled = false;
         this.passClaims = [];

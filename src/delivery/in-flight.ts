@@ -30,6 +30,11 @@ export class InFlightAttempts {
     return attempt;
   }
 
+  /** The attempt of `ticket`, left open. */
+  peek(ticket: number): Attempt | undefined {
+    return this.byTicket.get(ticket);
+  }
+
   /** Closes the attempt of `ticket`; undefined when it was disowned or already closed. */
   close(ticket: number): Attempt | undefined {
     const attempt = this.byTicket.get(ticket);

@@ -5,10 +5,11 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import { readClaims, type MessageStorage } from "../messages/store.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
-import type { GroupCommit } from "../store/group-commit.ts";
+import type { Transactor } from "../store/group-commit.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { Attempt, InFlightAttempts } from "./in-flight.ts";
 import { decideAfterAttempt, type AttemptDecision } from "./retry-policy.ts";
@@ -29,11 +30,13 @@ export interface OutcomeRecorderDeps {
   clock: Clock;
   dialect: Dialect;
   log: Logger;
-  commit: GroupCommit;
+  commit: Transactor;
   inFlight: InFlightAttempts;
   lifecycle: MessageLifecycle;
   gate: DispatchGate;
   wake: Wake;
+  /** Whether this process still holds a message's attempt (the store answers). */
+  claims: Pick<MessageStorage, "stillClaimed">;
   /**
    * Why a 2XX answer is not one the message's destination may give (a workflow run's start
    * answered by an endpoint that runs no workflow): the attempt then fails for good with it.
@@ -91,7 +94,8 @@ export class OutcomeRecorder implements BackgroundService {
     const effects: BatchEffects = { closed: [], finished: [] };
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
-    return this.deps.commit.run(() => this.recordBatch(batch, effects)).then(
+    const attempts = batch.flatMap((o) => this.deps.inFlight.peek(o.ticket)?.message.id ?? []);
+    return this.deps.commit.run(() => this.recordBatch(batch, effects), [readClaims(attempts)]).then(
       () => this.deps.wake(),
       (error) => {
         // Nothing of the batch was stored (lock held past the busy timeout, disk full): the
@@ -163,6 +167,13 @@ export class OutcomeRecorder implements BackgroundService {
     effects.closed.push(attempt);
     const m = attempt.message;
     const now = clock.now();
+    if (!this.deps.claims.stillClaimed(m.id)) {
+      // Handed back to the others while this attempt ran (this process was presumed dead): another
+      // process delivers it again, and this outcome is not recorded.
+      this.deps.log.warn("delivery outcome ignored: the message was handed to another node", { messageId: m.id });
+      effects.finished.push(m);
+      return;
+    }
     const refused = this.deps.refuseAnswer?.(m, outcome);
     const decision: AttemptDecision = refused ? { kind: "failed", error: refused } : decideAfterAttempt(outcome, {
       retried: m.retried,

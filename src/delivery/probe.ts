@@ -1,5 +1,5 @@
-import type { MessageStore } from "../messages/store.ts";
-import type { GroupCommit } from "../store/group-commit.ts";
+import type { MessageStorage } from "../messages/store.ts";
+import type { Transactor } from "../store/group-commit.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";
@@ -8,8 +8,8 @@ export interface DeliveryProbeDeps {
   dispatcher: Dispatcher;
   inFlight: InFlightAttempts;
   recorder: OutcomeRecorder;
-  store: MessageStore;
-  commit: GroupCommit;
+  store: MessageStorage;
+  commit: Transactor;
 }
 
 /**

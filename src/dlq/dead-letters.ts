@@ -1,13 +1,13 @@
 import { DlqIdSequence } from "../core/ids.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
-import type { DlqStore } from "./store.ts";
+import type { DlqStorage } from "./store.ts";
 
 /** Takes in the messages whose last attempt failed: each becomes a DLQ entry with a fresh id. */
 export class DeadLetters {
   private readonly ids = new DlqIdSequence();
 
-  constructor(private readonly store: DlqStore) {}
+  constructor(private readonly store: DlqStorage) {}
 
   /** Runs inside the write that fails the message; returns the entry's DLQ id. */
   put(entry: { message: MessageRecord; outcome: DeliveryOutcome; error: string; failedAt: number }): string {

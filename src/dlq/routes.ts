@@ -10,7 +10,7 @@ import { boundedPage } from "../http/page.ts";
 import { bodyFields } from "../util/base64.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
-import type { DlqStore } from "./store.ts";
+import { readDlqEntries, readDlqFilter, type DlqStorage } from "./store.ts";
 
 /** The seed's DLQ message plus `dlqId`. */
 export function dlqView(e: DlqEntry) {
@@ -42,26 +42,26 @@ export async function readDlqSelection(request: Request, tokenParam: string, acc
 /** More fields of an entry, from a layer that knows what its message was part of (workflow runs). */
 export type DlqFields = (e: DlqEntry) => Record<string, unknown> | undefined;
 
-export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService, moreFields: DlqFields = () => undefined) {
+export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqService, moreFields: DlqFields = () => undefined) {
   const view = (e: DlqEntry) => ({ ...dlqView(e), ...moreFields(e) });
   const bulkSelection = (request: Request) => readDlqSelection(request, ctx.dialect.tokenQueryParam, DLQ_FILTERS);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/dlq", ({ account, query, request }) => {
+    .get("/v2/dlq", async ({ account, query, request }) => {
       const count = optionalInt(query.count, "count", { min: 1, max: 100 }) ?? 100;
       // A listing ignores keys it does not know (only bulk deletes refuse them).
       const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: DLQ_FILTERS, strict: false, control: [] });
-      const entries = store.newest(account.id, filter, parseCursor(query.cursor), count);
+      const entries = await store.newest(account.id, filter, parseCursor(query.cursor), count);
       const { items, cursor } = boundedPage(entries, { count, view, positionOf: (e) => e.seq });
       return compact({ cursor, messages: items });
     }, { detail: { summary: "List DLQ messages, newest first" } })
-    .get("/v2/dlq/:dlqId", ({ account, params }) => {
-      const entry = store.get(account.id, params.dlqId);
+    .get("/v2/dlq/:dlqId", async ({ account, params }) => {
+      const entry = await store.read(account.id, params.dlqId);
       if (!entry) throw notFound(`DLQ message ${params.dlqId} not found`);
       return view(entry);
     }, { params: DlqIdParams, detail: { summary: "Get a DLQ message" } })
     .delete("/v2/dlq/:dlqId", async ({ account, params }) => {
-      const deleted = await ctx.commit.run(() => store.delete(account.id, params.dlqId));
+      const deleted = await ctx.commit.run(() => store.delete(account.id, params.dlqId), [readDlqEntries(account.id, [params.dlqId])]);
       if (!deleted) throw notFound(`DLQ message ${params.dlqId} not found`);
       return { deleted: 1 };
     }, { params: DlqIdParams, detail: { summary: "Delete a DLQ message" } })
@@ -73,7 +73,7 @@ export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService,
         const taken = takePage(store.oldest(account.id, filter, after, count + 1), count, (e) => e.seq);
         for (const e of taken.page) store.delete(account.id, e.dlqId);
         return taken;
-      });
+      }, [readDlqFilter(account.id, filter, after, count + 1)]);
       return compact({ deleted: page.length, cursor });
     }, { parse: "none", detail: { summary: "Delete DLQ messages by ids or filters (oldest first, at most count)" } })
     .post("/v2/dlq/retry/:dlqId", async ({ account, params, request, set }) => {
@@ -84,7 +84,7 @@ export function dlqRoutes(ctx: AppContext, store: DlqStore, service: DlqService,
     }, { params: DlqIdParams, parse: "none", detail: { summary: "Re-publish a DLQ message" } })
     .post("/v2/dlq/retry", async ({ account, request }) => {
       const { filter, count, after } = await bulkSelection(request);
-      const { page, cursor } = takePage(store.oldest(account.id, filter, after, count + 1), count, (e) => e.seq);
+      const { page, cursor } = takePage(await store.readOldest(account.id, filter, after, count + 1), count, (e) => e.seq);
       const messageIds = await service.retry(account, page.map((e) => e.dlqId), request.headers);
       // A bulk retry answers `cursor: ""` when nothing more matches (fidelity.md §1).
       return { cursor: cursor ?? "", responses: messageIds.flatMap((id) => (id ? [{ messageId: id }] : [])) };

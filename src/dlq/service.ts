@@ -5,7 +5,7 @@ import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
-import type { DlqStore } from "./store.ts";
+import { readDlqEntries, type DlqStorage } from "./store.ts";
 
 /**
  * Re-publishing a dead letter: a new message with the stored content; configuration headers
@@ -14,7 +14,7 @@ import type { DlqStore } from "./store.ts";
 export class DlqService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly store: DlqStore,
+    private readonly store: DlqStorage,
     private readonly lifecycle: MessageLifecycle,
     private readonly wake: Wake,
   ) {}
@@ -52,6 +52,7 @@ export class DlqService {
         this.lifecycle.accept(fresh, now);
         return fresh.id;
       }),
+      [readDlqEntries(account.id, dlqIds)],
     );
     this.wake();
     return ids;

@@ -9,7 +9,7 @@ import { applyFilter } from "../filters/sql.ts";
 import { Where } from "../store/where.ts";
 import type { DlqEntry } from "./model.ts";
 
-interface DlqRow {
+export interface DlqRow {
   seq: number;
   dlq_id: string;
   failed_at: number;
@@ -24,7 +24,7 @@ interface DlqRow {
 const readSnapshot = jsonColumn("dlq.message", MessageSnapshotJson);
 const readResponseHeaders = jsonColumn("dlq.response_headers", HeaderPairs);
 
-function toEntry(r: DlqRow): DlqEntry {
+export function toEntry(r: DlqRow): DlqEntry {
   // The snapshot is a message row without its body: fromRow checks its JSON columns in turn.
   const stored = readSnapshot(r.message) as Omit<MessageRow, "body">;
   return {
@@ -45,7 +45,66 @@ function failedRun(m: MessageRecord): string | undefined {
   return tag && (tag.callType === "step" || tag.callType === "fromCallback") ? tag.runId : undefined;
 }
 
-export class DlqStore {
+/** The columns of a new DLQ entry (every engine stores the same). */
+export function dlqRowOf(entry: Omit<DlqEntry, "seq">) {
+  const m: MessageRecord = entry.message;
+  const { body, ...rest } = toRow(m);
+  return {
+    dlq_id: entry.dlqId,
+    account_id: m.accountId,
+    message_id: m.id,
+    failed_at: entry.failedAt,
+    url: m.url,
+    topic_name: m.topicName ?? null,
+    queue_name: m.queueName ?? null,
+    schedule_id: m.scheduleId ?? null,
+    label: joinLabels(m.labels),
+    flow_key: m.flow?.key ?? null,
+    caller_ip: m.callerIp ?? null,
+    response_status: entry.responseStatus ?? null,
+    message: JSON.stringify(rest),
+    body,
+    response_headers: entry.responseHeaders ? JSON.stringify(entry.responseHeaders) : null,
+    response_body: entry.responseBody ?? null,
+    error: entry.error ?? null,
+    workflow_run_id: failedRun(m) ?? null,
+  };
+}
+
+/** The filter columns of the DLQ table. */
+export const DLQ_FILTER_COLUMNS = {
+  messageId: "message_id",
+  time: "failed_at",
+  dlqId: "dlq_id",
+  workflowRunId: "workflow_run_id",
+  responseStatus: "COALESCE(response_status, 0)",
+};
+
+export const DLQ_READS = { entries: "dlq/by-id", filter: "dlq/by-filter" } as const;
+/** The write reads these entries (`get`). */
+export const readDlqEntries = (accountId: string, dlqIds: string[]) => ({ kind: DLQ_READS.entries, accountId, dlqIds });
+/** The write lists the oldest entries matching a filter (`oldest`, same arguments). */
+export const readDlqFilter = (accountId: string, filter: Filter, afterSeq: number | null, limit: number) =>
+  ({ kind: DLQ_READS.filter, accountId, filter, afterSeq, limit });
+
+/** The DLQ as every engine keeps it: `get`, `oldest` and the writes inside a write; `read`, `newest`, `count` outside. */
+export interface DlqStorage {
+  insert(entry: Omit<DlqEntry, "seq">): void;
+  get(accountId: string, dlqId: string): DlqEntry | undefined;
+  read(accountId: string, dlqId: string): DlqEntry | undefined | Promise<DlqEntry | undefined>;
+  delete(accountId: string, dlqId: string): boolean;
+  /** Whether an id is taken already (an engine whose ids cannot collide answers false). */
+  exists(dlqId: string): boolean;
+  count(accountId: string): number | Promise<number>;
+  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Iterable<DlqEntry> | Promise<Iterable<DlqEntry>>;
+  oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[];
+  /** As `oldest`, outside a write. */
+  readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] | Promise<DlqEntry[]>;
+  prune(accountId: string, beforeMs: number): number | Promise<number>;
+  deleteAccount(accountId: string): void;
+}
+
+export class DlqStore implements DlqStorage {
   private readonly insertStmt;
   private readonly getStmt;
   private readonly deleteStmt;
@@ -64,33 +123,16 @@ export class DlqStore {
   }
 
   insert(entry: Omit<DlqEntry, "seq">): void {
-    const m: MessageRecord = entry.message;
-    const { body, ...rest } = toRow(m);
-    this.insertStmt.run({
-      dlq_id: entry.dlqId,
-      account_id: m.accountId,
-      message_id: m.id,
-      failed_at: entry.failedAt,
-      url: m.url,
-      topic_name: m.topicName ?? null,
-      queue_name: m.queueName ?? null,
-      schedule_id: m.scheduleId ?? null,
-      label: joinLabels(m.labels),
-      flow_key: m.flow?.key ?? null,
-      caller_ip: m.callerIp ?? null,
-      response_status: entry.responseStatus ?? null,
-      message: JSON.stringify(rest),
-      body,
-      response_headers: entry.responseHeaders ? JSON.stringify(entry.responseHeaders) : null,
-      response_body: entry.responseBody ?? null,
-      error: entry.error ?? null,
-      workflow_run_id: failedRun(m) ?? null,
-    });
+    this.insertStmt.run(dlqRowOf(entry));
   }
 
   get(accountId: string, dlqId: string): DlqEntry | undefined {
     const row = this.getStmt.get(dlqId, accountId);
     return row ? toEntry(row) : undefined;
+  }
+
+  read(accountId: string, dlqId: string): DlqEntry | undefined {
+    return this.get(accountId, dlqId);
   }
 
   delete(accountId: string, dlqId: string): boolean {
@@ -116,14 +158,12 @@ export class DlqStore {
     return this.select(this.where(accountId, f).add("seq", ">", afterSeq ?? undefined), "seq", limit);
   }
 
+  readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
+    return this.oldest(accountId, f, afterSeq, limit);
+  }
+
   private where(accountId: string, f: Filter): Where {
-    return applyFilter(new Where("account_id", accountId), f, {
-      messageId: "message_id",
-      time: "failed_at",
-      dlqId: "dlq_id",
-      workflowRunId: "workflow_run_id",
-      responseStatus: "COALESCE(response_status, 0)",
-    });
+    return applyFilter(new Where("account_id", accountId), f, DLQ_FILTER_COLUMNS);
   }
 
   private select(where: Where, order: string, limit: number): DlqEntry[] {

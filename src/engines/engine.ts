@@ -1,41 +1,41 @@
 import type { Database } from "bun:sqlite";
-import type { AccountStore } from "../accounts/store.ts";
+import type { AccountStorage } from "../accounts/store.ts";
 import type { BackgroundService } from "../core/service.ts";
-import type { DedupStore } from "../dedup/store.ts";
-import type { DlqStore } from "../dlq/store.ts";
-import type { FlowKeyStore } from "../flow-control/key-store.ts";
-import type { FlowStore } from "../flow-control/store.ts";
-import type { EventStore } from "../logs/store.ts";
+import type { DedupStorage } from "../dedup/store.ts";
+import type { DlqStorage } from "../dlq/store.ts";
+import type { FlowKeyStorage } from "../flow-control/key-store.ts";
+import type { FlowStorage } from "../flow-control/store.ts";
+import type { EventStorage } from "../logs/store.ts";
 import type { SearchStore } from "../management/search/store.ts";
-import type { UsageFixtureLedger, VectorStore } from "../management/vector/store.ts";
-import type { MessageStore } from "../messages/store.ts";
-import type { RollupStore } from "../metrics/store.ts";
-import type { QueueStore } from "../queues/store.ts";
-import type { ScheduleStore } from "../schedules/store.ts";
-import type { GroupCommit } from "../store/group-commit.ts";
-import type { UrlGroupStore } from "../url-groups/store.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "../management/vector/store.ts";
+import type { MessageStorage } from "../messages/store.ts";
+import type { RollupStorage } from "../metrics/store.ts";
+import type { QueueStorage } from "../queues/store.ts";
+import type { ScheduleStorage } from "../schedules/store.ts";
+import type { Transactor } from "../store/group-commit.ts";
+import type { UrlGroupStorage } from "../url-groups/store.ts";
 import type { WaitStore } from "../workflows/wait-store.ts";
 import type { RunStore } from "../workflows/store.ts";
 
 /** Every domain's store, built once by the storage engine; the domains get theirs in their constructors. */
 export interface Stores {
-  accounts: AccountStore;
-  messages: MessageStore;
-  events: EventStore;
-  dlq: DlqStore;
-  queues: QueueStore;
-  schedules: ScheduleStore;
-  flow: FlowStore;
+  accounts: AccountStorage;
+  messages: MessageStorage;
+  events: EventStorage;
+  dlq: DlqStorage;
+  queues: QueueStorage;
+  schedules: ScheduleStorage;
+  flow: FlowStorage;
   /** Flow-control keys' settings (pause, pins) and rate windows. */
-  flowKeys: FlowKeyStore;
-  groups: UrlGroupStore;
-  dedup: DedupStore;
-  rollups: RollupStore;
+  flowKeys: FlowKeyStorage;
+  groups: UrlGroupStorage;
+  dedup: DedupStorage;
+  rollups: RollupStorage;
   runs: RunStore;
   waits: WaitStore;
   search: SearchStore;
   vector: VectorStore;
-  usageLedger: UsageFixtureLedger;
+  usageLedger: UsageFixtureLedgerStorage;
 }
 
 export type EngineKind = "sqlite" | "postgres";
@@ -46,8 +46,8 @@ export type EngineKind = "sqlite" | "postgres";
  */
 export interface StorageEngine {
   readonly kind: EngineKind;
-  /** Every write requested in one tick commits in one transaction (see GroupCommit). */
-  readonly commit: GroupCommit;
+  /** Every write requested in one tick commits in one transaction (see Transactor). */
+  readonly commit: Transactor;
   readonly stores: Stores;
   /** Background work of the engine itself, started before and stopped after everything else. */
   readonly services: BackgroundService[];
@@ -56,7 +56,7 @@ export interface StorageEngine {
   /** Bytes the data takes on disk, and its write-ahead log (the metrics endpoint). */
   sizeBytes(): { database: number; wal: number };
   /** Commits what is queued and closes the database. */
-  close(): void;
+  close(): void | Promise<void>;
   /** The SQLite engine's database, for tests and fault drills; undefined on other engines. */
   readonly sqlite?: Database;
 }

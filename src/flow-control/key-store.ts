@@ -98,3 +98,6 @@ export class FlowKeyStore {
     this.db.query("DELETE FROM flow_rate_starts WHERE account_id = ?").run(accountId);
   }
 }
+
+/** What the domain uses of the store (every engine provides it). */
+export type FlowKeyStorage = Pick<FlowKeyStore, keyof FlowKeyStore>;

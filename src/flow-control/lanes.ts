@@ -1,9 +1,8 @@
 import type { Wake } from "../core/wake.ts";
-import type { MessageStore } from "../messages/store.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
 import { laneKey } from "./lane-key.ts";
 import type { FlowKeySettings } from "./steering.ts";
-import type { FlowStore } from "./store.ts";
+import type { FlowStorage } from "./store.ts";
 
 /**
  * Most attempts of one key the dispatcher hands to the workers at once. The worker's gate enforces
@@ -25,8 +24,7 @@ export class FlowLanes {
   private readonly outstanding = new Map<string, number>();
 
   constructor(
-    private readonly store: FlowStore,
-    private readonly messages: MessageStore,
+    private readonly store: FlowStorage,
     private readonly settings: FlowKeySettings,
     private readonly wake: Wake,
   ) {}
@@ -67,7 +65,7 @@ export class FlowLanes {
   }
 
   /** Messages of the key the dispatcher holds back (part of the key's wait list). */
-  heldCount(accountId: string, key: string): number {
+  heldCount(accountId: string, key: string): number | Promise<number> {
     return this.store.heldCount(accountId, key);
   }
 
@@ -76,9 +74,6 @@ export class FlowLanes {
   }
 
   private release(accountId: string, key: string, count: number, nowMs: number): void {
-    const next = this.store.oldestHeld(accountId, key, count);
-    if (next.length === 0) return;
-    for (const m of next) this.messages.setDispatch(m.id, m.retried > 0 ? "RETRY" : "CREATED", nowMs);
-    this.wake();
+    if (this.store.releaseHeld(accountId, key, count, nowMs) > 0) this.wake();
   }
 }

@@ -2,14 +2,14 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { FlowPins, GlobalSlotsLayout } from "../model/flow-control.ts";
-import type { GroupCommit } from "../store/group-commit.ts";
+import type { Transactor } from "../store/group-commit.ts";
 import type { FlowLaneStats } from "./gate.ts";
 import { globalSlotsInUse } from "./global-slots.ts";
-import type { FlowKeyStore, KeySettings } from "./key-store.ts";
+import type { FlowKeyStorage, KeySettings } from "./key-store.ts";
 import { laneKey, lanePrefix } from "./lane-key.ts";
 import type { FlowLanes } from "./lanes.ts";
 import type { FlowKeySettings } from "./steering.ts";
-import type { FlowStore } from "./store.ts";
+import type { FlowStorage } from "./store.ts";
 import type { FlowWorkerMessage } from "./worker-messages.ts";
 
 /** `GET /v2/flowControl` entry (fidelity.md §8). Limits not set are 0. */
@@ -48,12 +48,12 @@ export interface FlowControlDeps {
   liveLanes: LiveLanes;
   /** Tells every delivery worker (WorkerPool.broadcast). */
   tellWorkers: (message: FlowWorkerMessage) => void;
-  store: FlowStore;
-  keys: FlowKeyStore;
+  store: FlowStorage;
+  keys: FlowKeyStorage;
   settings: FlowKeySettings;
   lanes: FlowLanes;
   global: GlobalSlotsLayout;
-  commit: GroupCommit;
+  commit: Transactor;
   clock: Clock;
 }
 
@@ -73,13 +73,13 @@ export class FlowControlService {
   async list(account: Account): Promise<FlowControlView[]> {
     const prefix = lanePrefix(account.id);
     const live = new Map((await this.deps.liveLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
-    const keys = new Set([...live.keys(), ...this.deps.store.keys(account.id), ...this.deps.settings.keysOf(account.id)]);
-    return [...keys].sort().map((key) => this.view(account, key, live.get(key)));
+    const keys = new Set([...live.keys(), ...(await this.deps.store.keys(account.id)), ...this.deps.settings.keysOf(account.id)]);
+    return Promise.all([...keys].sort().map((key) => this.view(account, key, live.get(key))));
   }
 
   async get(account: Account, key: string): Promise<FlowControlView> {
     const [live] = await this.deps.liveLanes({ key: laneKey(account.id, key) });
-    if (!live && !this.deps.store.latestLimits(account.id, key) && !this.deps.settings.get(account.id, key))
+    if (!live && !(await this.deps.store.latestLimits(account.id, key)) && !this.deps.settings.get(account.id, key))
       throw notFound(`flow-control key "${key}" not found`);
     return this.view(account, key, live);
   }
@@ -148,6 +148,8 @@ export class FlowControlService {
   ): Promise<void> {
     if (!KEY.test(key)) throw badRequest(`invalid flow-control key "${key.slice(0, 64)}": use letters, digits, ".", "_", ":" or "-"`);
     const { commit, clock, settings, keys, store, lanes, liveLanes, tellWorkers } = this.deps;
+    // The limits the key's messages carry, read before the write (a publish racing it changes none of the key's room).
+    const carried = await store.latestLimits(account.id, key);
     const next = await commit.run(() => {
       const now = clock.now();
       const current = settings.get(account.id, key) ?? { paused: false, pins: {} };
@@ -158,7 +160,6 @@ export class FlowControlService {
       }
       settings.save(account.id, key, updated);
       // Resumed, or a pin gave room: held messages go (as many as the key may have in the workers).
-      const carried = store.latestLimits(account.id, key);
       if (!updated.paused && carried) lanes.refill(account.id, key, carried, now);
       return updated;
     });
@@ -168,16 +169,16 @@ export class FlowControlService {
     await liveLanes({ key: lane });
   }
 
-  private view(account: Account, key: string, live: FlowLaneStats | undefined): FlowControlView {
+  private async view(account: Account, key: string, live: FlowLaneStats | undefined): Promise<FlowControlView> {
     const { settings, store, clock } = this.deps;
     const s = settings.get(account.id, key);
-    const carried = store.latestLimits(account.id, key);
+    const carried = await store.latestLimits(account.id, key);
     const limits = live ?? (carried ? settings.effective(account.id, carried) : { ...s?.pins, periodMs: s?.pins.periodMs ?? 1000 });
     const now = clock.now();
     const windowStart = s?.windowStart !== undefined && s.windowStart > now - limits.periodMs ? s.windowStart : now;
     return {
       flowControlKey: key,
-      waitListSize: (live?.waiting ?? 0) + store.heldCount(account.id, key),
+      waitListSize: (live?.waiting ?? 0) + (await store.heldCount(account.id, key)),
       parallelismMax: limits.parallelism ?? 0,
       parallelismCount: live?.active ?? 0,
       rateMax: limits.rate ?? 0,

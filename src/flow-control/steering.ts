@@ -2,7 +2,7 @@ import type { FlowSteering } from "../model/flow-control.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
-import type { FlowKeyStore, KeySettings } from "./key-store.ts";
+import type { FlowKeyStorage, KeySettings } from "./key-store.ts";
 import { laneKey } from "./lane-key.ts";
 
 /** A start counts a little past its period in the workers (see FlowGate.window): keep it as long. */
@@ -15,7 +15,7 @@ const WINDOW_GUARD_MS = 50;
 export class FlowKeySettings {
   private readonly byLane = new Map<string, KeySettings>();
 
-  constructor(private readonly store: FlowKeyStore) {
+  constructor(private readonly store: FlowKeyStorage) {
     for (const { accountId, key, settings } of store.all()) this.byLane.set(laneKey(accountId, key), settings);
   }
 
@@ -68,7 +68,7 @@ export class FlowKeySettings {
  * survives a restart: an attempt's start comes back with its outcome, in the write that records it.
  * A start from before the key's last resetRate or pin no longer counts.
  */
-export function rateWindowListener(settings: FlowKeySettings, store: FlowKeyStore): MessageListener {
+export function rateWindowListener(settings: FlowKeySettings, store: FlowKeyStorage): MessageListener {
   const record = ({ message: m, outcome, atMs }: { message: MessageRecord; outcome: DeliveryOutcome; atMs: number }) => {
     if (!m.flow) return;
     const { rate, periodMs } = settings.effective(m.accountId, m.flow);

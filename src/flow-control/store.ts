@@ -6,14 +6,28 @@ import { jsonColumn } from "../store/json-column.ts";
 
 const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
 
+/** Flow control's view of the messages, as every engine keeps it. Counts and keys are read outside writes. */
+export interface FlowStorage {
+  /** Sets a claimed message aside (HELD: not dispatchable until released). */
+  hold(id: string): void;
+  /** Makes the key's `count` oldest held messages due at `nowMs`; returns how many (engines that release after the write may answer an estimate). */
+  releaseHeld(accountId: string, key: string, count: number, nowMs: number): number;
+  /** At start: every held message is due again; returns how many. */
+  releaseAll(nowMs: number): number;
+  heldCount(accountId: string, key: string): number | Promise<number>;
+  keys(accountId: string): string[] | Promise<string[]>;
+  latestLimits(accountId: string, key: string): FlowControl | undefined | Promise<FlowControl | undefined>;
+}
+
 /** Statements over `messages` for flow control: holding and releasing a key's messages. */
-export class FlowStore {
+export class FlowStore implements FlowStorage {
   private readonly holdStmt;
   private readonly oldestHeldStmt;
   private readonly releaseAllStmt;
   private readonly heldCountStmt;
   private readonly keysStmt;
   private readonly latestStmt;
+  private readonly releaseStmt;
 
   constructor(db: Database) {
     this.holdStmt = db.prepare("UPDATE messages SET state = 'HELD', dispatch_at = NULL WHERE id = ?");
@@ -32,6 +46,7 @@ export class FlowStore {
     this.latestStmt = db.prepare<{ extra: string }, [string, string]>(
       "SELECT extra FROM messages WHERE account_id = ? AND flow_key = ? ORDER BY rowid DESC LIMIT 1",
     );
+    this.releaseStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
   }
 
   hold(id: string): void {
@@ -42,6 +57,11 @@ export class FlowStore {
     return this.oldestHeldStmt.all(accountId, key, limit);
   }
 
+  releaseHeld(accountId: string, key: string, count: number, nowMs: number): number {
+    const next = this.oldestHeld(accountId, key, count);
+    for (const m of next) this.releaseStmt.run(m.retried > 0 ? "RETRY" : "CREATED", nowMs, m.id);
+    return next.length;
+  }
   /** Every held message is due again at `nowMs`; returns how many. */
   releaseAll(nowMs: number): number {
     return this.releaseAllStmt.run(nowMs).changes;

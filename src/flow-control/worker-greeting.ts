@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.ts";
 import type { GlobalSlotsLayout } from "../model/flow-control.ts";
-import type { FlowKeyStore } from "./key-store.ts";
+import type { FlowKeyStorage } from "./key-store.ts";
 import { laneKey } from "./lane-key.ts";
 import type { FlowKeySettings } from "./steering.ts";
 import type { FlowWorkerMessage } from "./worker-messages.ts";
@@ -9,7 +9,7 @@ import type { FlowWorkerMessage } from "./worker-messages.ts";
  * What a new delivery worker (a replacement for a crashed one too) is told before its first job:
  * the accounts' global counters, every key's settings, and the rate windows still running.
  */
-export function flowWorkerGreeting(deps: { settings: FlowKeySettings; keys: FlowKeyStore; global: GlobalSlotsLayout; clock: Clock }): FlowWorkerMessage[] {
+export function flowWorkerGreeting(deps: { settings: FlowKeySettings; keys: FlowKeyStorage; global: GlobalSlotsLayout; clock: Clock }): FlowWorkerMessage[] {
   const messages: FlowWorkerMessage[] = [{ type: "flow-init", global: deps.global }];
   const starts = new Map(deps.keys.liveStarts(deps.clock.now()).map((e) => [laneKey(e.accountId, e.key), e.starts]));
   for (const { lane, steering } of deps.settings.all()) {

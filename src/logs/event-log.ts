@@ -1,7 +1,7 @@
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { EventRecord, EventState } from "./model.ts";
-import type { EventStore } from "./store.ts";
+import type { EventStorage } from "./store.ts";
 
 function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial<EventRecord> = {}): EventRecord {
   return {
@@ -49,7 +49,7 @@ export const logEntries = {
 };
 
 /** Writes every transition of every message to the event log, in the write that makes it. */
-export function eventLogListener(store: EventStore): MessageListener {
+export function eventLogListener(store: EventStorage): MessageListener {
   const append = (entries: EventRecord[]) => {
     for (const e of entries) store.append(e);
   };

@@ -9,7 +9,7 @@ import { compact, headerMap } from "../messages/views.ts";
 import { boundedPage, PAGE_BYTE_BUDGET } from "../http/page.ts";
 import { toBase64 } from "../util/base64.ts";
 import { EVENT_STATES, type EventRecord, type EventState } from "./model.ts";
-import type { EventStore } from "./store.ts";
+import type { EventStorage } from "./store.ts";
 
 const IN_PROGRESS: EventState[] = ["ACTIVE", "RETRY", "ERROR"];
 
@@ -51,26 +51,26 @@ function parseStates(values: string[] | undefined): EventState[] | undefined {
 }
 
 /** `GET /v2/events` and `GET /v2/logs`: the event log, newest first, with filters and a cursor. */
-export function logRoutes(ctx: AppContext, events: EventStore) {
+export function logRoutes(ctx: AppContext, events: EventStorage) {
   /** `copies`: how many times the answer carries each entry (the page budget covers them all). */
-  const list = (accountId: string, query: Record<string, string | undefined>, request: Request, copies: number) => {
+  const list = async (accountId: string, query: Record<string, string | undefined>, request: Request, copies: number) => {
     // A listing ignores keys it does not know (only bulk deletes refuse them).
     const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: LOG_FILTERS, strict: false, control: [] });
     filter.states = parseStates(filter.states);
     const count = optionalInt(query.count, "count", { min: 1, max: 1000 }) ?? 100;
-    const rows = events.newest(accountId, filter, parseCursor(query.cursor), count);
+    const rows = await events.newest(accountId, filter, parseCursor(query.cursor), count);
     const { items, cursor } = boundedPage(rows, { count, view: eventView, positionOf: (e) => e.seq, budget: PAGE_BYTE_BUDGET / copies });
     return { cursor, entries: items };
   };
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/events", ({ account, query, request }) => {
-      const { cursor, entries } = list(account.id, query, request, 1);
+    .get("/v2/events", async ({ account, query, request }) => {
+      const { cursor, entries } = await list(account.id, query, request, 1);
       return compact({ cursor, events: entries });
     }, { detail: { summary: "List message events (logs), newest first" } })
-    .get("/v2/logs", ({ account, query, request }) => {
+    .get("/v2/logs", async ({ account, query, request }) => {
       // Both names, for clients of either; the page budget counts the entries twice.
-      const { cursor, entries } = list(account.id, query, request, 2);
+      const { cursor, entries } = await list(account.id, query, request, 2);
       return compact({ cursor, logs: entries, events: entries });
     }, { detail: { summary: "List message logs, newest first" } });
 }

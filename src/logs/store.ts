@@ -8,7 +8,7 @@ import { Where } from "../store/where.ts";
 import { joinLabels, splitLabels } from "../model/labels.ts";
 import type { EventRecord, EventState } from "./model.ts";
 
-interface EventRow {
+export interface EventRow {
   seq: number;
   account_id: string;
   time: number;
@@ -44,7 +44,70 @@ const readData = jsonColumn(
 /** Log responses are kept up to this size; the full answer stays in the DLQ entry. */
 const MAX_LOGGED_RESPONSE = 64 * 1024;
 
-export class EventStore {
+/** The filter columns of the event log. */
+export const EVENT_FILTER_COLUMNS = { messageId: "message_id", time: "time", state: "state" };
+
+
+/** The columns of a log entry (every engine stores the same). */
+export function eventRowOf(e: EventRecord) {
+  const data: EventData = {
+    error: e.error,
+    nextDeliveryTime: e.nextDeliveryTime,
+    endpointName: e.endpointName,
+    method: e.method,
+    maxRetries: e.maxRetries,
+    header: e.header,
+    responseStatus: e.responseStatus,
+    retryDelayExpr: e.retryDelayExpr,
+  };
+  return {
+    account_id: e.accountId,
+    time: e.time,
+    message_id: e.messageId,
+    state: e.state,
+    url: e.url,
+    topic_name: e.topicName ?? null,
+    queue_name: e.queueName ?? null,
+    schedule_id: e.scheduleId ?? null,
+    label: joinLabels(e.labels),
+    flow_key: e.flowControlKey ?? null,
+    caller_ip: e.callerIp ?? null,
+    data: JSON.stringify(data),
+    body: e.body ?? null,
+    response_body: e.responseBody ? e.responseBody.subarray(0, MAX_LOGGED_RESPONSE) : null,
+  };
+}
+
+export function eventOf(r: EventRow): EventRecord & { seq: number } {
+  return {
+    seq: r.seq,
+    time: r.time,
+    accountId: r.account_id,
+    messageId: r.message_id,
+    state: r.state as EventState,
+    url: r.url,
+    topicName: r.topic_name ?? undefined,
+    queueName: r.queue_name ?? undefined,
+    scheduleId: r.schedule_id ?? undefined,
+    labels: splitLabels(r.label),
+    flowControlKey: r.flow_key ?? undefined,
+    callerIp: r.caller_ip ?? undefined,
+    body: r.body ?? undefined,
+    responseBody: r.response_body ?? undefined,
+    ...(readData(r.data) as EventData),
+  };
+}
+
+/** The event log as every engine keeps it: `append` and `deleteAccount` inside a write, the rest outside. */
+export interface EventStorage {
+  append(e: EventRecord): void;
+  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> | Promise<Array<EventRecord & { seq: number }>>;
+  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Iterable<EventRecord & { seq: number }> | Promise<Iterable<EventRecord & { seq: number }>>;
+  prune(accountId: string, beforeMs: number): number | Promise<number>;
+  deleteAccount(accountId: string): void;
+}
+
+export class EventStore implements EventStorage {
   private readonly insertStmt;
 
   constructor(private readonly db: Database) {
@@ -55,32 +118,7 @@ export class EventStore {
   }
 
   append(e: EventRecord): void {
-    const data: EventData = {
-      error: e.error,
-      nextDeliveryTime: e.nextDeliveryTime,
-      endpointName: e.endpointName,
-      method: e.method,
-      maxRetries: e.maxRetries,
-      header: e.header,
-      responseStatus: e.responseStatus,
-      retryDelayExpr: e.retryDelayExpr,
-    };
-    this.insertStmt.run({
-      account_id: e.accountId,
-      time: e.time,
-      message_id: e.messageId,
-      state: e.state,
-      url: e.url,
-      topic_name: e.topicName ?? null,
-      queue_name: e.queueName ?? null,
-      schedule_id: e.scheduleId ?? null,
-      label: joinLabels(e.labels),
-      flow_key: e.flowControlKey ?? null,
-      caller_ip: e.callerIp ?? null,
-      data: JSON.stringify(data),
-      body: e.body ?? null,
-      response_body: e.responseBody ? e.responseBody.subarray(0, MAX_LOGGED_RESPONSE) : null,
-    });
+    this.insertStmt.run(eventRowOf(e));
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
@@ -90,27 +128,11 @@ export class EventStore {
 
   /** As `list`, but rows are read as they are taken (a page stops at its byte budget). */
   *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<EventRecord & { seq: number }> {
-    const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "message_id", time: "time", state: "state" })
+    const { sql, params } = applyFilter(new Where("account_id", accountId), f, EVENT_FILTER_COLUMNS)
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);
     for (const r of this.db.query<EventRow, Record<string, string | number>>(sql).iterate(params))
-      yield {
-        seq: r.seq,
-        time: r.time,
-        accountId: r.account_id,
-        messageId: r.message_id,
-        state: r.state as EventState,
-        url: r.url,
-        topicName: r.topic_name ?? undefined,
-        queueName: r.queue_name ?? undefined,
-        scheduleId: r.schedule_id ?? undefined,
-        labels: splitLabels(r.label),
-        flowControlKey: r.flow_key ?? undefined,
-        callerIp: r.caller_ip ?? undefined,
-        body: r.body ?? undefined,
-        responseBody: r.response_body ?? undefined,
-        ...(readData(r.data) as EventData),
-      };
+      yield eventOf(r);
   }
 
   /**

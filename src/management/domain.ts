@@ -10,16 +10,16 @@ import { usageRoutes } from "./shared/usage-routes.ts";
 import { messagingStatsControlRoutes, messagingStatsRoutes } from "./stats/routes.ts";
 import { VectorIndexes } from "./vector/logic.ts";
 import { vectorRoutes } from "./vector/routes.ts";
-import type { UsageFixtureLedger, VectorStore } from "./vector/store.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/store.ts";
 
 
 export interface ManagementDomainDeps {
   /** The usage-metrics engine every statistic reads (the messaging engine counts into it too). */
   engine: MetricsEngine;
   /** Live DLQ size of an account; read on every statistics request. */
-  dlqCount(accountId: string): number;
+  dlqCount(accountId: string): number | Promise<number>;
   /** The indexes' stores and the ledger of usage fixtures already applied (from the storage engine). */
-  stores: { search: SearchStore; vector: VectorStore; ledger: UsageFixtureLedger };
+  stores: { search: SearchStore; vector: VectorStore; ledger: UsageFixtureLedgerStorage };
 }
 
 export interface ManagementDomain {

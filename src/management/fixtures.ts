@@ -11,7 +11,7 @@ import { firstProblem } from "../core/validation.ts";
 import { newSearchRow } from "./search/logic.ts";
 import type { SearchStore } from "./search/store.ts";
 import { DimensionCount, newVectorRow, SimilarityFunction } from "./vector/logic.ts";
-import type { UsageFixtureLedger, VectorStore } from "./vector/store.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/store.ts";
 
 const common = {
   id: Type.Optional(IndexId),
@@ -46,7 +46,7 @@ export interface FixtureTargets {
   search: SearchStore;
   vector: VectorStore;
   engine: MetricsEngine;
-  ledger: UsageFixtureLedger;
+  ledger: UsageFixtureLedgerStorage;
   nowMs: number;
   /** Config file name, for messages. */
   source: string;

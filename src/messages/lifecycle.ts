@@ -2,7 +2,7 @@ import type { MessageEvents } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { callbackMessage } from "./callbacks.ts";
-import type { MessageStore } from "./store.ts";
+import type { MessageStorage } from "./store.ts";
 
 /**
  * Decides, before a new message is stored, whether it waits outside the timeline: a queue at its
@@ -16,7 +16,7 @@ export interface DeadLetterSink {
 }
 
 export interface LifecycleDeps {
-  store: MessageStore;
+  store: MessageStorage;
   events: MessageEvents;
   admit: Admission;
   deadLetters: DeadLetterSink;
@@ -28,7 +28,7 @@ export interface LifecycleDeps {
  * these inside the group commit, so a transition and all its consequences commit together.
  */
 export class MessageLifecycle {
-  private readonly store: MessageStore;
+  private readonly store: MessageStorage;
   private readonly events: MessageEvents;
   private readonly admit: Admission;
   private readonly deadLetters: DeadLetterSink;

@@ -8,6 +8,7 @@ import { ConfigSource, parsePublishOptions, type PublishOptions } from "./option
 import type { Destination } from "./destination.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { Read } from "../store/group-commit.ts";
 
 /** One delivery address a publish fans out to. */
 export interface Target {
@@ -76,6 +77,8 @@ export interface PublishDeps {
   resolveGroup: GroupResolver;
   /** Deduplication: which of the new messages repeat one seen within the window. */
   deduplicate: Deduplicator;
+  /** What deduplicating these messages reads, declared with the write that stores them. */
+  dedupReads?: (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Read[];
   /** The dispatcher may claim a just-stored message in the same commit (Dispatcher.claimStored). */
   claimNow: (m: MessageRecord, nowMs: number) => boolean;
   /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
@@ -101,6 +104,7 @@ export class PublishService {
   private readonly usage: UsageRecorder;
   private readonly resolveGroup: GroupResolver;
   private readonly deduplicate: Deduplicator;
+  private readonly dedupReads: NonNullable<PublishDeps["dedupReads"]>;
   private readonly claimNow: PublishDeps["claimNow"];
   private readonly wake: Wake;
   private readonly admit: PublishAdmission;
@@ -113,6 +117,7 @@ export class PublishService {
     this.usage = deps.usage;
     this.resolveGroup = deps.resolveGroup;
     this.deduplicate = deps.deduplicate;
+    this.dedupReads = deps.dedupReads ?? (() => []);
     this.claimNow = deps.claimNow;
     this.wake = deps.wake;
     this.admit = deps.admit ?? (() => undefined);
@@ -122,10 +127,15 @@ export class PublishService {
   async publish(input: PublishInput): Promise<PublishResult> {
     const { messages, options, isGroup } = this.prepare(input);
     const now = this.ctx.clock.now();
-    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now));
+    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now), this.reads(messages, options, now));
     this.wake(earliestDue(messages));
     const allDuplicates = results.every((r) => r.deduplicated);
     return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
+  }
+
+  /** What storing these messages reads (the deduplication keys), declared with the write. */
+  reads(messages: MessageRecord[], options: PublishOptions, nowMs: number): Read[] {
+    return this.dedupReads(messages, options, nowMs);
   }
 
   /** Everything short of storing: validation, destination resolution, message records. */

@@ -3,7 +3,7 @@ import type { BackgroundService } from "../core/service.ts";
 
 /** A log that drops its entries of one account older than a time, a bounded batch per call. */
 export interface Prunable {
-  prune(accountId: string, beforeMs: number): number;
+  prune(accountId: string, beforeMs: number): number | Promise<number>;
 }
 
 const EVERY_MS = 10 * 60 * 1000;
@@ -25,7 +25,7 @@ export class Retention implements BackgroundService {
   ) {}
 
   start(): void {
-    this.run();
+    void this.run();
   }
 
   stop(): void {
@@ -34,22 +34,22 @@ export class Retention implements BackgroundService {
   }
 
   /** Returns how many log entries and DLQ entries were dropped. */
-  run(): { events: number; dlq: number } {
+  async run(): Promise<{ events: number; dlq: number }> {
     const now = this.ctx.clock.now();
     let events = 0;
     let dlq = 0;
     try {
       for (const account of this.ctx.accounts.all()) {
-        dlq += this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
+        dlq += await this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
         // In bounded batches, so a large backlog never holds the write lock for long.
-        for (let n = -1; n !== 0; events += n) n = this.events.prune(account.id, now - account.limits.logRetentionMs);
-        for (const log of this.alongLogs) while (log.prune(account.id, now - account.limits.logRetentionMs) > 0);
+        for (let n = -1; n !== 0; events += n) n = await this.events.prune(account.id, now - account.limits.logRetentionMs);
+        for (const log of this.alongLogs) while ((await log.prune(account.id, now - account.limits.logRetentionMs)) > 0);
       }
     } catch (error) {
       // A locked or full database must not end the process from a timer; the next run prunes.
       this.ctx.log.error("retention: pruning failed; trying again at the next run", { error: String(error) });
     }
-    this.cancel = this.ctx.clock.at(now + EVERY_MS, () => this.run());
+    this.cancel = this.ctx.clock.at(now + EVERY_MS, () => void this.run());
     return { events, dlq };
   }
 }

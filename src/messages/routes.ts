@@ -10,13 +10,13 @@ import { callerIp, rawAfter } from "../http/request.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
-import type { MessageStore } from "./store.ts";
+import type { MessageStorage } from "./store.ts";
 import { compact, messageView } from "./views.ts";
 
 /** Most messages one bulk cancel acts on; more matches answer a cursor to continue with. */
 const MAX_BULK_CANCEL = 10_000;
 
-export function messageRoutes(ctx: AppContext, publisher: PublishService, store: MessageStore, cancels: CancelService) {
+export function messageRoutes(ctx: AppContext, publisher: PublishService, store: MessageStorage, cancels: CancelService) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post(
@@ -39,8 +39,8 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
     )
     .get(
       "/v2/messages/:messageId",
-      ({ account, params }) => {
-        const m = store.get(account.id, params.messageId);
+      async ({ account, params }) => {
+        const m = await store.read(account.id, params.messageId);
         if (!m) throw notFound(`message ${params.messageId} not found`);
         return messageView(m);
       },

@@ -20,9 +20,53 @@ export interface MessageCensus {
   waiting: number;
 }
 
-/** Statements over live (not yet finished) messages. */
+/** Kinds of the rows a write declares it reads (Transactor.run), for engines that load them first. */
+export const MESSAGE_READS = {
+  messages: "messages/by-id",
+  filter: "messages/by-filter",
+  account: "messages/of-account",
+  due: "messages/due",
+  claims: "messages/claims",
+} as const;
 
-export class MessageStore {
+/** The write reads these messages by id (`get`). */
+export const readMessages = (ids: string[]) => ({ kind: MESSAGE_READS.messages, ids });
+/** The write lists messages matching a filter (`find`, same arguments). */
+export const readMessageFilter = (accountId: string, filter: Filter, afterSeq: number | null, limit: number) =>
+  ({ kind: MESSAGE_READS.filter, accountId, filter, afterSeq, limit });
+/** The write removes every message of an account (`deleteAccount`). */
+export const readAccountMessages = (accountId: string) => ({ kind: MESSAGE_READS.account, accountId });
+/** The write claims due messages (`due`, same arguments). */
+export const readDue = (nowMs: number, limit: number) => ({ kind: MESSAGE_READS.due, nowMs, limit });
+/** The write records outcomes of these messages' attempts (`stillClaimed`). */
+export const readClaims = (ids: string[]) => ({ kind: MESSAGE_READS.claims, ids });
+
+/**
+ * The live messages, as every engine keeps them. Writes and `get`/`due`/`find`/`stillClaimed`
+ * run inside a write (declare what they read); `read` outside one.
+ */
+export interface MessageStorage {
+  insert(m: MessageRecord): void;
+  get(accountId: string, id: string): MessageRecord | undefined;
+  read(accountId: string, id: string): MessageRecord | undefined | Promise<MessageRecord | undefined>;
+  due(nowMs: number, limit: number): MessageRecord[];
+  claim(id: string): void;
+  /** The attempt this process started on the message is still its own (not handed back to others). */
+  stillClaimed(id: string): boolean;
+  reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void;
+  setDispatch(id: string, state: MessageState, dispatchAt: number | null): void;
+  delete(id: string): boolean;
+  nextDueAt(): number | null;
+  recoverInFlight(nowMs: number): number;
+  deleteAccount(accountId: string): string[];
+  find(accountId: string, f: Filter, afterSeq: number | null, limit: number): Array<MessageRecord & { seq: number }>;
+  /** Outside a write: how many stored messages are due, delayed, in flight or waiting. */
+  census(nowMs: number): MessageCensus | Promise<MessageCensus>;
+  accountCensus(accountId: string, nowMs: number): MessageCensus | Promise<MessageCensus>;
+}
+
+/** Statements over live (not yet finished) messages. */
+export class MessageStore implements MessageStorage {
   private readonly insertStmt;
   private readonly getStmt;
   private readonly dueStmt;
@@ -30,9 +74,9 @@ export class MessageStore {
   private readonly rescheduleStmt;
   private readonly deleteStmt;
   private readonly nextDueStmt;
-  private readonly censusStmt;
   private readonly recoverStmt;
   private readonly setDispatchStmt;
+  private readonly censusStmt;
   private readonly countsStmt;
 
   constructor(private readonly db: Database) {
@@ -76,6 +120,13 @@ export class MessageStore {
   get(accountId: string, id: string): MessageRecord | undefined {
     const row = this.getStmt.get(id, accountId);
     return row ? fromRow(row) : undefined;
+  }
+  read(accountId: string, id: string): MessageRecord | undefined {
+    return this.get(accountId, id);
+  }
+  /** One process owns every attempt: nobody hands its claims to another. */
+  stillClaimed(_id: string): boolean {
+    return true;
   }
   /** Due messages, oldest due first; the caller claims them in the same transaction. */
   due(nowMs: number, limit: number): MessageRecord[] {

@@ -2,7 +2,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import { binOf, emptySummary, quantile, type LatencySummary } from "./histogram.ts";
-import { LEVELS, mergePart, Part, type RollupStore, type RollupWrite } from "./store.ts";
+import { LEVELS, mergePart, Part, type RollupStorage, type RollupWrite } from "./store.ts";
 import { gridEndMin, MINUTE_MS, monthGrid, periodGrid, type Grid } from "./time.ts";
 import type { UsageRecorder } from "./usage.ts";
 
@@ -36,7 +36,7 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
   private readonly pruneEveryMs: number;
 
   constructor(
-    private readonly store: RollupStore,
+    private readonly store: RollupStorage,
     private readonly clock: Clock,
     private readonly opts: MetricsEngineOptions = {},
   ) {
@@ -111,7 +111,8 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
     });
   }
 
-  flush(): void {
+  /** Writes what is pending; resolves once it is stored (at once on a synchronous store). */
+  flush(): void | Promise<void> {
     if (this.pending.size === 0) return;
     const cells = this.pending;
     this.pending = new Map();
@@ -129,27 +130,34 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
       }
     }
     try {
-      this.store.write([...rows.values()]);
+      const written = this.store.write([...rows.values()]);
+      if (written instanceof Promise) return written.catch((error) => this.keep(cells, error));
     } catch (error) {
-      // Nothing was written (one transaction): keep the counts for the next flush, so a locked or
-      // full database delays the statistics instead of losing the usage.
-      for (const [key, c] of cells) {
-        const newer = this.pending.get(key);
-        if (newer) {
-          newer.value = mergePart(c.part, c.value, c.atMs, newer.value, newer.atMs);
-          newer.atMs = Math.max(c.atMs, newer.atMs);
-        } else this.pending.set(key, c);
-      }
-      this.opts.log?.error("usage metrics flush failed; kept for the next flush", { error: String(error), cells: cells.size });
-      if (!this.stopped) this.armFlush();
+      this.keep(cells, error);
     }
+  }
+
+  /**
+   * Nothing was written (one transaction): keep the counts for the next flush, so a locked or
+   * full database delays the statistics instead of losing the usage.
+   */
+  private keep(cells: Map<string, Cell>, error: unknown): void {
+    for (const [key, c] of cells) {
+      const newer = this.pending.get(key);
+      if (newer) {
+        newer.value = mergePart(c.part, c.value, c.atMs, newer.value, newer.atMs);
+        newer.atMs = Math.max(c.atMs, newer.atMs);
+      } else this.pending.set(key, c);
+    }
+    this.opts.log?.error("usage metrics flush failed; kept for the next flush", { error: String(error), cells: cells.size });
+    if (!this.stopped) this.armFlush();
   }
 
   /**
    * Drops rollups older than both the 30-day grid and the current month (daily series), keeping
    * the newest value of each gauge.
    */
-  prune(): number {
+  prune(): number | Promise<number> {
     const now = this.clock.now();
     const cutoff = Math.min(periodGrid("30d", now).startMin, monthGrid(now).startMin);
     return this.store.prune(cutoff);
@@ -162,23 +170,23 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
   }
 
   /** Sum of the metric per grid point. */
-  sums(owner: string, metric: string, grid: Grid): number[] {
+  async sums(owner: string, metric: string, grid: Grid): Promise<number[]> {
     const out = new Array<number>(grid.points).fill(0);
-    for (const row of this.rows(owner, metric, grid)) {
+    for (const row of await this.rows(owner, metric, grid)) {
       if (row.part === Part.sum) out[this.pointOf(grid, row.bucket)]! += row.value;
     }
     return out;
   }
 
   /** Total over the whole grid. */
-  total(owner: string, metric: string, grid: Grid): number {
-    return this.sums(owner, metric, grid).reduce((a, b) => a + b, 0);
+  async total(owner: string, metric: string, grid: Grid): Promise<number> {
+    return (await this.sums(owner, metric, grid)).reduce((a, b) => a + b, 0);
   }
 
   /** Mean and 99th percentile per grid point (0 where there was no sample). */
-  latency(owner: string, metric: string, grid: Grid): { mean: number[]; p99: number[] } {
+  async latency(owner: string, metric: string, grid: Grid): Promise<{ mean: number[]; p99: number[] }> {
     const summaries = Array.from({ length: grid.points }, emptySummary);
-    for (const row of this.rows(owner, metric, grid)) addPart(summaries[this.pointOf(grid, row.bucket)]!, row.part, row.value);
+    for (const row of await this.rows(owner, metric, grid)) addPart(summaries[this.pointOf(grid, row.bucket)]!, row.part, row.value);
     return {
       mean: summaries.map((s) => (s.count > 0 ? s.sum / s.count : 0)),
       p99: summaries.map((s) => quantile(s, 0.99)),
@@ -186,26 +194,26 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
   }
 
   /** Gauge per grid point: the newest value in the point, else the one before it (0 if never set). */
-  gauges(owner: string, metric: string, grid: Grid): number[] {
+  async gauges(owner: string, metric: string, grid: Grid): Promise<number[]> {
     const level = levelFor(grid);
     const newest = Array.from<{ value: number; at: number } | undefined>({ length: grid.points });
-    for (const row of this.rows(owner, metric, grid)) {
+    for (const row of await this.rows(owner, metric, grid)) {
       if (row.part !== Part.gauge) continue;
       const i = this.pointOf(grid, row.bucket);
       if (!newest[i] || row.at_ms >= newest[i]!.at) newest[i] = { value: row.value, at: row.at_ms };
     }
-    let carry = this.store.gaugeBefore(owner, metric, level, grid.startMin) ?? 0;
+    let carry = (await this.store.gaugeBefore(owner, metric, level, grid.startMin)) ?? 0;
     return newest.map((p) => (carry = p ? p.value : carry));
   }
 
   /** The gauge's newest value, 0 if never set. */
-  latest(owner: string, metric: string): number {
-    this.flush();
-    return this.store.gaugeBefore(owner, metric, 1440, Number.MAX_SAFE_INTEGER) ?? 0;
+  async latest(owner: string, metric: string): Promise<number> {
+    await this.flush();
+    return (await this.store.gaugeBefore(owner, metric, 1440, Number.MAX_SAFE_INTEGER)) ?? 0;
   }
 
-  private rows(owner: string, metric: string, grid: Grid) {
-    this.flush();
+  private async rows(owner: string, metric: string, grid: Grid) {
+    await this.flush();
     return this.store.range(owner, metric, levelFor(grid), grid.startMin, gridEndMin(grid));
   }
 

@@ -34,7 +34,17 @@ export interface RollupRow {
   at_ms: number;
 }
 
-export class RollupStore {
+/** Usage rollups as every engine keeps them; only `deleteOwner` runs inside a write. */
+export interface RollupStorage {
+  /** Writes every row in one transaction. */
+  write(rows: RollupWrite[]): void | Promise<void>;
+  range(owner: string, metric: string, res: number, fromMin: number, toMin: number): RollupRow[] | Promise<RollupRow[]>;
+  gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): number | null | Promise<number | null>;
+  prune(beforeMin: number): number | Promise<number>;
+  deleteOwner(owner: string): void;
+}
+
+export class RollupStore implements RollupStorage {
   private readonly upsert;
   private readonly selectRange;
   private readonly selectGaugeBefore;

@@ -3,8 +3,7 @@ import { quotaExceeded } from "../core/errors.ts";
 import type { Wake } from "../core/wake.ts";
 import { onFinished, type MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { MessageStore } from "../messages/store.ts";
-import type { QueueRow, QueueStore } from "./store.ts";
+import type { QueueRow, QueueStorage } from "./store.ts";
 
 export const DEFAULT_QUEUE_PARALLELISM = 1;
 
@@ -22,8 +21,7 @@ export class QueueLanes {
   });
 
   constructor(
-    private readonly store: QueueStore,
-    private readonly messages: MessageStore,
+    private readonly store: QueueStorage,
     private readonly accounts: AccountRegistry,
     private readonly wake: Wake,
   ) {}
@@ -32,11 +30,7 @@ export class QueueLanes {
   readonly admit = (m: MessageRecord, nowMs: number): void => {
     if (!m.queueName) return;
     const queue = this.ensure(m.accountId, m.queueName, nowMs);
-    const full =
-      queue.paused === 1 ||
-      this.store.hasParked(m.accountId, m.queueName) ||
-      this.store.activeCount(m.accountId, m.queueName) >= queue.parallelism;
-    if (full) {
+    if (queue.paused === 1 || this.store.mustWait(m.accountId, m.queueName, queue.parallelism, nowMs)) {
       m.state = "PARKED";
       m.dispatchAt = null;
     }
@@ -46,15 +40,9 @@ export class QueueLanes {
   promote(accountId: string, name: string, nowMs: number): number {
     const queue = this.store.get(accountId, name);
     if (!queue || queue.paused === 1) return 0;
-    const room = queue.parallelism - this.store.activeCount(accountId, name);
-    if (room <= 0) return 0;
-    const next = this.store.nextParked(accountId, name, room);
-    for (const p of next) {
-      // A delayed message still waits for its own time once it is at the head.
-      this.messages.setDispatch(p.id, p.retried > 0 ? "RETRY" : "CREATED", Math.max(nowMs, p.not_before));
-    }
-    if (next.length > 0) this.wake();
-    return next.length;
+    const promoted = this.store.promote(accountId, name, queue.parallelism, nowMs);
+    if (promoted > 0) this.wake();
+    return promoted;
   }
 
   /** The queue, created with defaults when a message names a queue that does not exist yet. */

@@ -1,3 +1,4 @@
+import type { Read } from "../store/group-commit.ts";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
@@ -17,7 +18,7 @@ const QueueBody = t.Object({
 
 /** `/v2/queues` and `POST /v2/enqueue/{queue}/{destination}` (fidelity.md §5). */
 export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: PublishService) {
-  const write = (fn: () => void) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
+  const write = (fn: () => void, reads: Read[] = []) => ctx.commit.run(fn, reads).then(() => new Response(null, { status: 200 }));
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post("/v2/queues", ({ account, body }) => write(() => queues.upsert(account, body, ctx.clock.now())), {
@@ -29,7 +30,7 @@ export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: Pu
       params: QueueParams,
       detail: { summary: "Get a queue" },
     })
-    .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now())), {
+    .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now()), queues.deleteReads(account, params.name)), {
       params: QueueParams,
       detail: { summary: "Delete a queue and cancel its messages" },
     })

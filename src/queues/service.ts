@@ -2,9 +2,9 @@ import type { Account } from "../accounts/accounts.ts";
 import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { checkName } from "../messages/options.ts";
-import type { MessageStore } from "../messages/store.ts";
+import { readMessageFilter, type MessageStorage } from "../messages/store.ts";
 import { DEFAULT_QUEUE_PARALLELISM, type QueueLanes } from "./lanes.ts";
-import type { QueueRow, QueueStore } from "./store.ts";
+import type { QueueRow, QueueStorage } from "./store.ts";
 
 export interface QueueInput {
   queueName: string;
@@ -17,9 +17,9 @@ const CANCEL_BATCH = 1000;
 /** Queue management. Synchronous: each call runs inside one write transaction. */
 export class QueueService {
   constructor(
-    private readonly store: QueueStore,
+    private readonly store: QueueStorage,
     private readonly lanes: QueueLanes,
-    private readonly messages: MessageStore,
+    private readonly messages: MessageStorage,
     private readonly lifecycle: MessageLifecycle,
     /** Disowns an attempt in flight (Dispatcher.forget). */
     private readonly forget: (messageId: string) => void,
@@ -77,8 +77,13 @@ export class QueueService {
     }
   }
 
+  /** What `delete` reads: the queue's messages (declared with its write). */
+  deleteReads(account: Account, name: string) {
+    return [readMessageFilter(account.id, { queueNames: [name] }, null, Number.MAX_SAFE_INTEGER)];
+  }
+
   list(account: Account) {
-    return this.store.list(account.id).map((q) => this.view(q));
+    return Promise.all(this.store.list(account.id).map((q) => this.view(q)));
   }
 
   get(account: Account, name: string) {
@@ -98,14 +103,14 @@ export class QueueService {
     return queue;
   }
 
-  private view(q: QueueRow) {
+  private async view(q: QueueRow) {
     return {
       name: q.name,
       createdAt: q.created_at,
       updatedAt: q.updated_at,
       parallelism: q.parallelism,
       paused: q.paused === 1,
-      lag: this.store.lag(q.account_id, q.name),
+      lag: await this.store.lag(q.account_id, q.name),
     };
   }
 }

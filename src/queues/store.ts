@@ -15,8 +15,29 @@ export interface ParkedRow {
   not_before: number;
 }
 
+/** Queues as every engine keeps them; `lag` is read outside writes, the rest inside. */
+export interface QueueStorage {
+  get(accountId: string, name: string): QueueRow | undefined;
+  list(accountId: string): QueueRow[];
+  count(accountId: string): number;
+  insert(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void;
+  update(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void;
+  delete(accountId: string, name: string): boolean;
+  deleteAccount(accountId: string): void;
+  /** A new message of the queue must wait (parked): others wait already, or the queue is at its parallelism. */
+  mustWait(accountId: string, name: string, parallelism: number, nowMs: number): boolean;
+  /**
+   * Lets the queue's oldest waiting messages go while fewer than `parallelism` have started and not
+   * finished (a delayed one still waits for its own time); returns how many went (engines that
+   * promote after the write may answer an estimate).
+   */
+  promote(accountId: string, name: string, parallelism: number, nowMs: number): number;
+  /** Messages of the queue not yet delivered, failed or cancelled. */
+  lag(accountId: string, name: string): number | Promise<number>;
+}
+
 /** Queues, and the queries over the `messages` table that make a queue a FIFO. */
-export class QueueStore {
+export class QueueStore implements QueueStorage {
   private readonly getStmt;
   private readonly listStmt;
   private readonly countStmt;
@@ -28,6 +49,7 @@ export class QueueStore {
   private readonly hasParkedStmt;
   private readonly lagStmt;
   private readonly nextParkedStmt;
+  private readonly promoteStmt;
 
   constructor(db: Database) {
     this.getStmt = db.prepare<QueueRow, [string, string]>("SELECT * FROM queues WHERE account_id = ? AND name = ?");
@@ -55,6 +77,7 @@ export class QueueStore {
       `SELECT id, retried, not_before FROM messages
        WHERE account_id = ? AND queue_name = ? AND state = 'PARKED' ORDER BY rowid LIMIT ?`,
     );
+    this.promoteStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
   }
 
   get(accountId: string, name: string): QueueRow | undefined {
@@ -77,6 +100,17 @@ export class QueueStore {
   }
   deleteAccount(accountId: string): void {
     this.deleteAccountStmt.run(accountId);
+  }
+  mustWait(accountId: string, name: string, parallelism: number): boolean {
+    return this.hasParked(accountId, name) || this.activeCount(accountId, name) >= parallelism;
+  }
+  promote(accountId: string, name: string, parallelism: number, nowMs: number): number {
+    const room = parallelism - this.activeCount(accountId, name);
+    if (room <= 0) return 0;
+    const next = this.nextParked(accountId, name, room);
+    // A delayed message still waits for its own time once it is at the head.
+    for (const p of next) this.promoteStmt.run(p.retried > 0 ? "RETRY" : "CREATED", Math.max(nowMs, p.not_before), p.id);
+    return next.length;
   }
   activeCount(accountId: string, name: string): number {
     return this.activeStmt.get(accountId, name)?.n ?? 0;

@@ -7,7 +7,7 @@ import { parseDestination } from "../messages/destination.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import { checkCron } from "./cron.ts";
 import type { ScheduleService } from "./service.ts";
-import type { ScheduleStore } from "./store.ts";
+import type { ScheduleStorage } from "./store.ts";
 
 /**
  * `accounts[].schedules[]` of the config file. A fixture schedule is created when missing and
@@ -30,7 +30,7 @@ export const ScheduleFixture = Type.Object(
 export function applyScheduleFixtures(
   account: Account,
   base: string,
-  deps: { schedules: ScheduleService; store: ScheduleStore; dialect: Dialect },
+  deps: { schedules: ScheduleService; store: ScheduleStorage; dialect: Dialect },
   check: FixtureChecker,
   nowMs: number,
 ) {

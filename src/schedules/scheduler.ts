@@ -4,7 +4,7 @@ import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
-import type { ScheduleRow, ScheduleStore } from "./store.ts";
+import { readTrigger, type ScheduleRow, type ScheduleStorage } from "./store.ts";
 
 /**
  * One clock timer per schedule. A trigger re-arms the next one at once (so a manual-clock jump
@@ -20,7 +20,7 @@ export class Scheduler implements BackgroundService {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly store: ScheduleStore,
+    private readonly store: ScheduleStorage,
     private readonly publisher: PublishService,
     private readonly wake: Wake,
   ) {}
@@ -28,6 +28,21 @@ export class Scheduler implements BackgroundService {
   /** Arms every stored schedule (due ones fire right away: the catch-up after a stop). */
   start(): void {
     for (const row of this.store.all()) this.arm(row.account_id, row.id, row.revision, row.next_schedule_time);
+  }
+
+  /** Another process changed the schedules: timers follow the stored definitions again. */
+  rearm(): void {
+    if (this.stopped) return;
+    const stored = new Set<string>();
+    for (const row of this.store.all()) {
+      stored.add(timerKey(row.account_id, row.id));
+      this.arm(row.account_id, row.id, row.revision, row.next_schedule_time);
+    }
+    for (const [key, cancel] of this.timers) {
+      if (stored.has(key)) continue;
+      cancel();
+      this.timers.delete(key);
+    }
   }
 
   stop(): void {
@@ -80,6 +95,8 @@ export class Scheduler implements BackgroundService {
       .run(() => {
         const current = this.store.get(accountId, id);
         if (!current || current.revision !== revision) return;
+        // Another process sharing the schedules fired this slot already.
+        if (!this.store.takeTrigger(accountId, id, revision, plannedAt)) return;
         // Paused when the timer fired, or since: the trigger is skipped, the next one still moves.
         if (paused || current.paused === 1) return this.store.setNext(accountId, id, revision, next);
         let ids: string[] = [];
@@ -91,7 +108,7 @@ export class Scheduler implements BackgroundService {
         }
         const states = Object.fromEntries(ids.map((messageId) => [messageId, "IN_PROGRESS"]));
         this.store.recordTrigger(accountId, id, revision, now, next, JSON.stringify(states));
-      })
+      }, [readTrigger(accountId, id, revision, plannedAt, next)])
       .then(() => this.wake())
       .catch((error) => this.ctx.log.error("schedule trigger failed", { scheduleId: id, error: String(error) }));
   }

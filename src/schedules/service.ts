@@ -11,7 +11,7 @@ import { checkCron, nextRunAfter } from "./cron.ts";
 import { replayableHeaders } from "./replay.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { settingsOf } from "./settings.ts";
-import type { ScheduleRow, ScheduleStore } from "./store.ts";
+import type { ScheduleRow, ScheduleStorage } from "./store.ts";
 import { scheduleView } from "./view.ts";
 
 export interface ScheduleRequest {
@@ -32,7 +32,7 @@ export interface ScheduleDraft {
 export class ScheduleService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly store: ScheduleStore,
+    private readonly store: ScheduleStorage,
     private readonly publisher: PublishService,
     private readonly queues: QueueService,
     private readonly scheduler: Scheduler,
@@ -112,12 +112,12 @@ export class ScheduleService {
     return { scheduleId: stored.id };
   }
 
-  list(account: Account) {
-    return this.store.list(account.id).map(scheduleView);
+  async list(account: Account) {
+    return (await this.store.readList(account.id)).map(scheduleView);
   }
 
-  get(account: Account, id: string) {
-    const row = this.store.get(account.id, id);
+  async get(account: Account, id: string) {
+    const row = await this.store.read(account.id, id);
     if (!row) throw notFound(`schedule "${id}" not found`);
     return scheduleView(row);
   }

@@ -1,11 +1,11 @@
 import { onFinished, type MessageListener } from "../model/events.ts";
-import type { ScheduleStore } from "./store.ts";
+import type { ScheduleStorage } from "./store.ts";
 
 /**
  * Keeps `lastScheduleStates` true: when a message of a schedule's last trigger ends, its entry
  * becomes SUCCESS (delivered) or FAIL (failed or cancelled). Runs in the write that ends it.
  */
-export function scheduleStatesListener(store: ScheduleStore): MessageListener {
+export function scheduleStatesListener(store: ScheduleStorage): MessageListener {
   return onFinished((m, how) => {
     // Callbacks of a scheduled message carry its schedule id too; only the message itself counts.
     if (!m.scheduleId || m.kind !== "message") return;

@@ -21,7 +21,35 @@ export type ScheduleRow = {
 
 export type ScheduleMessageState = "IN_PROGRESS" | "SUCCESS" | "FAIL";
 
-export class ScheduleStore {
+export const SCHEDULE_READS = { trigger: "schedules/trigger" } as const;
+
+/**
+ * The trigger's write takes the slot `plannedAt` (`takeTrigger`): where several processes share
+ * the schedules, only the one that moves the next run time from the slot to `next` fires it.
+ */
+export const readTrigger = (accountId: string, id: string, revision: number, plannedAt: number, next: number | null) =>
+  ({ kind: SCHEDULE_READS.trigger, accountId, id, revision, plannedAt, next });
+
+/** Schedules as every engine keeps them: definitions are read synchronously; `read`/`readList` are the views' reads. */
+export interface ScheduleStorage {
+  get(accountId: string, id: string): ScheduleRow | undefined;
+  list(accountId: string): ScheduleRow[];
+  all(): ScheduleRow[];
+  count(accountId: string): number;
+  read(accountId: string, id: string): ScheduleRow | undefined | Promise<ScheduleRow | undefined>;
+  readList(accountId: string): ScheduleRow[] | Promise<ScheduleRow[]>;
+  upsert(row: ScheduleRow): void;
+  delete(accountId: string, id: string): boolean;
+  setPaused(accountId: string, id: string, paused: boolean): boolean;
+  setNext(accountId: string, id: string, revision: number, next: number | null): void;
+  recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void;
+  setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void;
+  deleteAccount(accountId: string): void;
+  /** Inside the trigger's write: this process fires the slot (declared with `readTrigger`). */
+  takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean;
+}
+
+export class ScheduleStore implements ScheduleStorage {
   private readonly getStmt;
   private readonly listStmt;
   private readonly allStmt;
@@ -64,6 +92,16 @@ export class ScheduleStore {
 
   get(accountId: string, id: string): ScheduleRow | undefined {
     return this.getStmt.get(accountId, id) ?? undefined;
+  }
+  read(accountId: string, id: string): ScheduleRow | undefined {
+    return this.get(accountId, id);
+  }
+  readList(accountId: string): ScheduleRow[] {
+    return this.list(accountId);
+  }
+  /** One process fires every trigger: the revision check of the write is all it takes. */
+  takeTrigger(): boolean {
+    return true;
   }
   list(accountId: string): ScheduleRow[] {
     return this.listStmt.all(accountId);

@@ -1,6 +1,33 @@
 import type { Database } from "bun:sqlite";
 import { unavailable } from "../core/errors.ts";
 
+/**
+ * A row set a write will read, declared with the write (`Transactor.run`). The SQLite engine reads
+ * inline and ignores them; an engine that cannot read synchronously (PostgreSQL) loads every
+ * declared read of a tick in one statement per kind before the tick's writes run.
+ */
+export interface Read {
+  readonly kind: string;
+}
+
+/**
+ * How domains write: every write requested in the same tick commits in one transaction, each as
+ * if in a savepoint of its own (one failing write does not undo the others); callers' promises
+ * resolve only after the commit, so a 200 always follows a durable write. Writes are synchronous
+ * functions: the engine runs them one after the other inside its transaction.
+ */
+export interface Transactor {
+  run<T>(write: () => T, reads?: readonly Read[]): Promise<T>;
+  /** Inside a write: `fn(true)` right after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
+  afterCommit(fn: (committed: boolean) => void): void;
+  /** A savepoint of the write under way (a transaction of its own outside one); rolled back when `fn` throws. */
+  nested<T>(fn: () => T): T;
+  /** Writes queued or being committed (time control waits for them between timer steps). */
+  readonly pendingWrites: number;
+  /** Commits what is queued now (also at shutdown); resolves once it is stored. */
+  flush(): void | Promise<void>;
+}
+
 interface PendingWrite {
   write: () => unknown;
   resolve: (value: unknown) => void;
@@ -12,7 +39,7 @@ interface PendingWrite {
  * its own savepoint so one failing write does not undo the others. Callers get their promise
  * resolved only after the commit, so a 200 always follows a durable write.
  */
-export class GroupCommit {
+export class GroupCommit implements Transactor {
   private pending: PendingWrite[] = [];
   private scheduled = false;
   /** Follow-ups registered by the write that is running now (see afterCommit). */
@@ -36,7 +63,7 @@ export class GroupCommit {
     this.innerRelease = db.prepare("RELEASE n");
   }
 
-  run<T>(write: () => T): Promise<T> {
+  run<T>(write: () => T, _reads?: readonly Read[]): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {

@@ -6,7 +6,7 @@ import { checkName, parseHttpUrl } from "../messages/options.ts";
 import type { GroupResolver } from "../messages/publish.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
-import type { UrlGroupRow, UrlGroupStore } from "./store.ts";
+import type { UrlGroupRow, UrlGroupStorage } from "./store.ts";
 
 export interface EndpointInput {
   url?: string;
@@ -20,7 +20,7 @@ const readDefaults = jsonColumn("url_groups.default_headers", HeaderPairs);
  * meant to run inside one write transaction (routes wrap it in a group commit).
  */
 export class UrlGroupService {
-  constructor(private readonly store: UrlGroupStore) {}
+  constructor(private readonly store: UrlGroupStorage) {}
 
   /** The publish seam: a group's endpoints as targets plus its default headers. */
   readonly resolve: GroupResolver = (account, name) => {

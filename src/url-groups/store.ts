@@ -91,3 +91,6 @@ export class UrlGroupStore {
     this.deleteAccountStmt.run(accountId);
   }
 }
+
+/** What the domain uses of the store (every engine provides it). */
+export type UrlGroupStorage = Pick<UrlGroupStore, keyof UrlGroupStore>;

@@ -4,7 +4,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqEntry } from "../dlq/model.ts";
-import type { DlqStore } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/store.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
@@ -22,7 +22,7 @@ export interface WorkflowDlqDeps {
   commit: { run<T>(write: () => T): Promise<T> };
   dialect: Dialect;
   names: WorkflowHeaderNames;
-  dlq: DlqStore;
+  dlq: DlqStorage;
   runs: RunStore;
   lifecycle: MessageLifecycle;
   usage: UsageRecorder;

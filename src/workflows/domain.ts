@@ -4,11 +4,12 @@ import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
 import { Signal } from "../core/signal.ts";
 import type { Wake } from "../core/wake.ts";
-import type { DlqStore } from "../dlq/store.ts";
-import type { EventStore } from "../logs/store.ts";
+import type { DlqStorage } from "../dlq/store.ts";
+import type { EventRecord } from "../logs/model.ts";
+import type { EventStorage } from "../logs/store.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
-import type { MessageStore } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/store.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
@@ -60,14 +61,14 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
 export type WorkflowHooks = ReturnType<typeof createWorkflowHooks>;
 
 export interface WorkflowEngine {
-  messages: MessageStore;
-  events: EventStore;
+  messages: MessageStorage;
+  events: EventStorage;
   lifecycle: MessageLifecycle;
   /** Disowns a cancelled message's attempt in flight. */
   forget: (messageId: string) => void;
   wake: Wake;
   publisher: PublishService;
-  dlq: DlqStore;
+  dlq: DlqStorage;
   usage: UsageRecorder;
 }
 
@@ -111,7 +112,8 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     runs,
     endings,
     settler,
-    eventsOf: (accountId, messageId) => engine.events.list(accountId, { messageIds: [messageId] }, null, 1000),
+    // Workflows run on the SQLite engine only (engines/postgres/workflows.ts): its log answers at once.
+    eventsOf: (accountId, messageId) => engine.events.list(accountId, { messageIds: [messageId] }, null, 1000) as EventRecord[],
   });
   const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
   const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, usage: engine.usage, wake: engine.wake });

@@ -45,6 +45,7 @@ function setup(opts: { listeners?: MessageListener[]; file?: boolean } = {}) {
   const gate: DispatchGate = { admit: () => true, released: (m) => void released.push(m.id), recover: () => 0 };
   let wakes = 0;
   const recorder = new OutcomeRecorder({
+    claims: stores.messages,
     config: { retryDelayScale: 1 },
     clock,
     dialect: DIALECTS.svc,

@@ -59,11 +59,11 @@ export class SearchIndexes extends IndexService<SearchIndexRow> {
     return this.insert(account, newSearchRow(account, { ...input, id: newIndexId() }, this.deps.clock.now()));
   }
 
-  protected toJson(account: Account, row: SearchIndexRow) {
+  protected async toJson(account: Account, row: SearchIndexRow) {
     const grid = periodGrid("1h", this.deps.clock.now());
     const throughput = addSeries(
-      this.engine.sums(row.id, IndexMetric.queries, grid),
-      this.engine.sums(row.id, IndexMetric.updates, grid),
+      await this.engine.sums(row.id, IndexMetric.queries, grid),
+      await this.engine.sums(row.id, IndexMetric.updates, grid),
     );
     return {
       customer_id: account.email,

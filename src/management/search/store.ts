@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { IndexStore } from "../shared/index-store.ts";
+import { IndexStore, type IndexStorage } from "../shared/index-store.ts";
 
 export type SearchIndexRow = {
   id: string;
@@ -31,5 +31,5 @@ const COLUMNS = [
   "creation_time", "input_enrichment_enabled",
 ] as const satisfies ReadonlyArray<keyof SearchIndexRow>;
 
-export type SearchStore = IndexStore<SearchIndexRow>;
+export type SearchStore = IndexStorage<SearchIndexRow>;
 export const createSearchStore = (db: Database): SearchStore => new IndexStore(db, "search_indexes", COLUMNS);

@@ -1,10 +1,10 @@
 import type { Clock } from "../../core/clock.ts";
 import type { Dialect } from "../../core/dialect.ts";
-import type { GroupCommit } from "../../store/group-commit.ts";
+import type { Transactor } from "../../store/group-commit.ts";
 
 /** The slice of the app context that management logic uses (never an Elysia context). */
 export interface ManagementDeps {
   clock: Clock;
-  commit: GroupCommit;
+  commit: Transactor;
   dialect: Dialect;
 }

@@ -3,7 +3,7 @@ import type { Account } from "../../accounts/accounts.ts";
 import { badRequest, notFound } from "../../core/errors.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import type { ManagementDeps } from "./deps.ts";
-import type { IndexRowBase, IndexStore } from "./index-store.ts";
+import type { IndexRowBase, IndexStorage } from "./index-store.ts";
 import { IndexName, newIndexTokens } from "./indexes.ts";
 
 export const RenameIndex = Type.Object({ name: IndexName }, { additionalProperties: false });
@@ -11,20 +11,20 @@ export const RenameIndex = Type.Object({ name: IndexName }, { additionalProperti
 /** What search and vector indexes do alike: list, get, rename, reset tokens, delete, scoping. */
 export abstract class IndexService<Row extends IndexRowBase> {
   constructor(
-    protected readonly store: IndexStore<Row>,
+    protected readonly store: IndexStorage<Row>,
     protected readonly engine: MetricsEngine,
     protected readonly deps: ManagementDeps,
     /** "search index" or "vector index", for messages. */
     private readonly label: string,
   ) {}
 
-  protected abstract toJson(account: Account, row: Row): object;
+  protected abstract toJson(account: Account, row: Row): object | Promise<object>;
 
-  list(account: Account): object[] {
-    return this.store.list(account.id).map((row) => this.toJson(account, row));
+  list(account: Account): Promise<object[]> {
+    return Promise.all(this.store.list(account.id).map((row) => this.toJson(account, row)));
   }
 
-  get(account: Account, id: string): object {
+  async get(account: Account, id: string): Promise<object> {
     return this.toJson(account, this.row(account, id));
   }
 

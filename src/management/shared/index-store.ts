@@ -64,3 +64,6 @@ export class IndexStore<Row extends IndexRowBase> {
     return this.deleteRow.run(accountId, id).changes > 0;
   }
 }
+
+/** What the domain uses of an index store (every engine provides it). */
+export type IndexStorage<Row extends IndexRowBase> = Pick<IndexStore<Row>, keyof IndexStore<Row>>;

@@ -32,16 +32,17 @@ export interface NamedSeries {
  * Messaging usage statistics of one account (fidelity.md §6): daily arrays cover every day of the
  * current month, future days 0; period series count the account's real activity.
  */
-export function messagingStats(engine: MetricsEngine, account: Account, period: Period, nowMs: number, dlqCount: number) {
+export async function messagingStats(engine: MetricsEngine, account: Account, period: Period, nowMs: number, dlqCount: number) {
   const grid = periodGrid(period, nowMs);
   const month = monthGrid(nowMs);
   const owner = account.id;
-  const dailyRequests = engine.sums(owner, M.requests, month);
-  const dailyWorkflowMessages = engine.sums(owner, W.messages, month);
-  const dailyWorkflowRuns = engine.sums(owner, W.runStarted, month);
-  const dailyBillings = engine
-    .sums(owner, M.billable, month)
-    .map((n) => roundAmount((n / 100_000) * account.limits.pricePer100k));
+  const sums = (metric: string, g: Grid) => engine.sums(owner, metric, g);
+  const dailyRequests = await sums(M.requests, month);
+  const dailyWorkflowMessages = await sums(W.messages, month);
+  const dailyWorkflowRuns = await sums(W.runStarted, month);
+  const dailyBillings = (await sums(M.billable, month)).map((n) => roundAmount((n / 100_000) * account.limits.pricePer100k));
+  const series = (list: ReadonlyArray<readonly [string, string]>) =>
+    Promise.all(list.map(async ([id, metric]) => named(id, grid, await sums(metric, grid))));
 
   return {
     days: Array.from({ length: month.points }, (_, i) => weekdayName(pointStartMs(month, i))),
@@ -51,13 +52,13 @@ export function messagingStats(engine: MetricsEngine, account: Account, period: 
       workflow_run: dailyWorkflowRuns[i] ?? 0,
     })),
     daily_billings: dailyPoints(month, dailyBillings),
-    daily_bandwidths: dailyPoints(month, engine.sums(owner, M.bandwidth, month)),
-    daily_used: periodPoints(grid, engine.sums(owner, M.requests, grid)),
-    daily_used_workflow: periodPoints(grid, engine.sums(owner, W.messages, grid)),
-    daily_qstash_messages: MESSAGE_SERIES.map(([id, metric]) => named(id, grid, engine.sums(owner, metric, grid))),
-    daily_workflow_messages: WORKFLOW_SERIES.map(([id, metric]) => named(id, grid, engine.sums(owner, metric, grid))),
+    daily_bandwidths: dailyPoints(month, await sums(M.bandwidth, month)),
+    daily_used: periodPoints(grid, await sums(M.requests, grid)),
+    daily_used_workflow: periodPoints(grid, await sums(W.messages, grid)),
+    daily_qstash_messages: await series(MESSAGE_SERIES),
+    daily_workflow_messages: await series(WORKFLOW_SERIES),
     dlq_message_count: dlqCount,
-    daily_bandwidth_used: periodPoints(grid, engine.sums(owner, M.bandwidth, grid)),
+    daily_bandwidth_used: periodPoints(grid, await sums(M.bandwidth, grid)),
     total_monthly_billing: roundAmount(dailyBillings.reduce((a, b) => a + b, 0)),
   };
 }

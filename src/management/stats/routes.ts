@@ -13,17 +13,17 @@ export interface StatsRouteDeps {
   dialect: Dialect;
   clock: Clock;
   engine: MetricsEngine;
-  dlqCount: (accountId: string) => number;
+  dlqCount: (accountId: string) => number | Promise<number>;
 }
 
 /** `GET /v2/{svc|qstash}/stats/{id}`: `{id}` is the caller's own messaging user id, else 404. */
 export function messagingStatsRoutes(deps: StatsRouteDeps) {
   return new Elysia().use(managementAuth(deps.accounts)).get(
     `/v2/${deps.dialect.statsPathSegment}/stats/:id`,
-    ({ account, params, query }) => {
+    async ({ account, params, query }) => {
       if (params.id !== account.id) throw notFound(`user ${params.id} not found`);
       const period = parsePeriod(query.period);
-      return messagingStats(deps.engine, account, period, deps.clock.now(), deps.dlqCount(account.id));
+      return messagingStats(deps.engine, account, period, deps.clock.now(), await deps.dlqCount(account.id));
     },
     { query: t.Object({ period: t.Optional(t.String()) }) },
   );
@@ -36,8 +36,8 @@ export function messagingStatsRoutes(deps: StatsRouteDeps) {
 export function messagingStatsControlRoutes(deps: StatsRouteDeps) {
   return new Elysia().use(messagingAuth(deps.accounts, deps.dialect)).get(
     "/__svc/stats",
-    ({ account, query }) =>
-      messagingStats(deps.engine, account, parsePeriod(query.period), deps.clock.now(), deps.dlqCount(account.id)),
+    async ({ account, query }) =>
+      messagingStats(deps.engine, account, parsePeriod(query.period), deps.clock.now(), await deps.dlqCount(account.id)),
     {
       query: t.Object({ period: t.Optional(t.String()) }),
       detail: { summary: "The caller's messaging usage statistics (as the management API's), by messaging token" },

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { IndexStore } from "../shared/index-store.ts";
+import { IndexStore, type IndexStorage } from "../shared/index-store.ts";
 
 export type VectorIndexRow = {
   id: string;
@@ -31,7 +31,7 @@ const COLUMNS = [
   "max_total_metadata_size", "creation_time",
 ] as const satisfies ReadonlyArray<keyof VectorIndexRow>;
 
-export type VectorStore = IndexStore<VectorIndexRow>;
+export type VectorStore = IndexStorage<VectorIndexRow>;
 export const createVectorStore = (db: Database): VectorStore => new IndexStore(db, "vector_indexes", COLUMNS);
 
 /** Keys of config usage entries already recorded. */
@@ -49,3 +49,6 @@ export class UsageFixtureLedger {
     this.insertKey.run(key, nowMs);
   }
 }
+
+/** What the domain uses of the store (every engine provides it). */
+export type UsageFixtureLedgerStorage = Pick<UsageFixtureLedger, keyof UsageFixtureLedger>;
