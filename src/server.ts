@@ -284,7 +284,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     build: buildInfo(),
     workers: config.workers,
     census: (nowMs) => messageStore.census(nowMs),
-    dlqCounts: () => accounts.all().map((account) => [account.id, stores.dlq.count(account.id)]),
+    dlqCounts: () => Promise.all(accounts.all().map(async (account): Promise<[string, number]> => [account.id, await stores.dlq.count(account.id)])),
     workerLoad: () => pool.load,
     storageBytes: () => storage.sizeBytes(),
   });

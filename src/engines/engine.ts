@@ -54,7 +54,7 @@ export interface StorageEngine {
   /** Throws when storage does not answer (the readiness probe). */
   probe(): void;
   /** Bytes the data takes on disk, and its write-ahead log (the metrics endpoint). */
-  sizeBytes(): { database: number; wal: number };
+  sizeBytes(): { database: number; wal: number } | Promise<{ database: number; wal: number }>;
   /** Commits what is queued and closes the database. */
   close(): void | Promise<void>;
   /** The SQLite engine's database, for tests and fault drills; undefined on other engines. */

@@ -11,13 +11,13 @@ export interface MetricSources {
   clock: Clock;
   build: BuildInfo;
   workers: number;
-  census: (nowMs: number) => MessageCensus;
+  census: (nowMs: number) => MessageCensus | Promise<MessageCensus>;
   /** Entries in the DLQ, per account id. */
-  dlqCounts: () => Array<[string, number]>;
+  dlqCounts: () => Array<[string, number]> | Promise<Array<[string, number]>>;
   /** Attempts each delivery worker holds now, by worker index. */
   workerLoad: () => number[];
   /** Bytes of the database and of its write-ahead log. */
-  storageBytes: () => { database: number; wal: number };
+  storageBytes: () => { database: number; wal: number } | Promise<{ database: number; wal: number }>;
 }
 
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -81,8 +81,8 @@ export class ServerMetrics {
       help: "Stored messages now: due (waiting for a worker), delayed (due later), in_flight (an attempt under way), waiting (behind others in a queue, or held by flow control)",
       labelNames: ["state"] as const,
       registers,
-      collect() {
-        const census = sources.census(sources.clock.now());
+      async collect() {
+        const census = await sources.census(sources.clock.now());
         this.set({ state: "due" }, census.due);
         this.set({ state: "delayed" }, census.delayed);
         this.set({ state: "in_flight" }, census.inFlight);
@@ -94,9 +94,10 @@ export class ServerMetrics {
       help: "Entries in the dead-letter queue",
       labelNames: ["account"] as const,
       registers,
-      collect() {
+      async collect() {
+        const counts = await sources.dlqCounts();
         this.reset();
-        for (const [account, n] of sources.dlqCounts()) this.set({ account }, n);
+        for (const [account, n] of counts) this.set({ account }, n);
       },
     });
     new Gauge({ name: "svcd_delivery_workers", help: "Delivery worker threads", registers, collect() { this.set(sources.workers); } });
@@ -115,8 +116,8 @@ export class ServerMetrics {
       help: "Size of the database and of its write-ahead log",
       labelNames: ["file"] as const,
       registers,
-      collect() {
-        const bytes = sources.storageBytes();
+      async collect() {
+        const bytes = await sources.storageBytes();
         this.set({ file: "database" }, bytes.database);
         this.set({ file: "wal" }, bytes.wal);
       },
