@@ -127,9 +127,12 @@ export class ClockControl {
   private async deliveriesSettled(deadline: number): Promise<boolean> {
     for (;;) {
       if (this.engine.isIdle()) return true;
-      if (this.workerWaits && !this.engine.passPending) {
+      if (this.workerWaits && this.engine.inFlightCount > 0 && !this.engine.passPending) {
         const waits = await this.queryWorkers();
-        if (waits.parked >= this.engine.inFlightCount) return true;
+        // Every attempt in flight is held by the workers for a later instant. Read after the
+        // workers answered: meanwhile the attempts may have ended and left work queued instead.
+        const inFlight = this.engine.inFlightCount;
+        if (inFlight > 0 && waits.parked >= inFlight && !this.engine.workQueued) return true;
       }
       const left = deadline - Date.now();
       if (left <= 0) return false;

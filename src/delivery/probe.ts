@@ -56,9 +56,18 @@ export class DeliveryProbe {
     return this.deps.dispatcher.isInFlight(messageId);
   }
 
-  /** Nothing in flight, no outcome waiting to be recorded, no claim pass scheduled (so nothing due). */
+  /**
+   * Nothing in flight, no outcome waiting to be recorded, no claim pass scheduled (so nothing due),
+   * no write waiting for its commit: a write that follows another's commit (a workflow run settling
+   * after the outcome that ended it) may still publish.
+   */
   isIdle(): boolean {
-    return this.deps.inFlight.size === 0 && this.deps.recorder.pending === 0 && !this.deps.dispatcher.passPending;
+    return (
+      this.deps.inFlight.size === 0 &&
+      this.deps.recorder.pending === 0 &&
+      !this.deps.dispatcher.passPending &&
+      this.deps.commit.pendingWrites === 0
+    );
   }
 
   /** Resolves once nothing is due now and nothing is in flight. */
@@ -82,6 +91,11 @@ export class DeliveryProbe {
     if (this.idleWaiters.length === 0) return;
     const next = this.deps.store.nextDueAt();
     if (this.deps.inFlight.size > 0 || this.deps.recorder.pending > 0 || (next !== null && next <= afterMs)) return;
+    if (this.deps.commit.pendingWrites > 0) {
+      // The queued write commits in this turn's group commit; look again after it.
+      setImmediate(() => this.deps.dispatcher.wake());
+      return;
+    }
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
