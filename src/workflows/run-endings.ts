@@ -67,8 +67,10 @@ export class RunSettler {
   ) {}
 
   /**
-   * Inside a write: cancels the run's messages (sparing those in flight when the run finished: the
-   * SDK ends a run from inside the delivery of its last step), ends its waits, answers its invoker.
+   * Inside a write: cancels the run's messages, ends its waits, answers its invoker. With
+   * `spareInFlight`, an attempt already at the endpoint is left to finish and its answer recorded:
+   * the SDK ends a run from inside the delivery of its last step, and when a step fails the
+   * delivery that published it may not have been answered yet.
    */
   settle(run: RunRecord, nowMs: number, spareInFlight = false): void {
     for (const entry of this.runs.steps(run.accountId, run.runId)) {
@@ -88,7 +90,10 @@ export class RunSettler {
     });
   }
 
-  /** Settles every run left unsettled (at start: a crash between the two writes). */
+  /**
+   * Settles every run left unsettled: runs a step's failure ended (their attempts in flight are
+   * spared), and at start those a crash left between the two writes.
+   */
   schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -96,7 +101,7 @@ export class RunSettler {
       .run(() => {
         this.scheduled = false;
         const now = this.clock.now();
-        for (const run of this.runs.unsettledRuns(1000)) this.settle(run, now);
+        for (const run of this.runs.unsettledRuns(1000)) this.settle(run, now, true);
       })
       .catch((error) => {
         this.scheduled = false;

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createWorkflow, serveMany } from "@upstash/workflow/nextjs";
-import type { WorkflowContext } from "@upstash/workflow";
+import { serve, type WorkflowContext } from "@upstash/workflow";
+import { waitUntil } from "../helpers/wait.ts";
 import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
 
 let w: WorkflowWorld;
@@ -300,6 +301,36 @@ describe("workflow runs on svcd", () => {
     expect(attempts).toBe(1);
     const next = run.steps.find((g) => g.type === "next")!;
     expect(next.steps[0]).toMatchObject({ state: "STEP_FAILED" });
+  });
+
+  test("a delivery answered only after a later step failed the run is recorded as delivered, not cancelled", async () => {
+    // The trigger's delivery publishes the first step, which fails the run (412) before the
+    // trigger's own answer arrives: that attempt was at the endpoint and is not disowned.
+    const { handler } = serve(
+      async (context) => {
+        await context.run("count", () => 1);
+        await context.sleep("forever", "400d");
+      },
+      { qstashClient: w.qstash, receiver: w.receiver, env: {} },
+    );
+    let deliveries = 0;
+    let runId = "";
+    const url = w.route("/wf/late-answer", async (request) => {
+      const first = ++deliveries === 1;
+      const response = await handler(request);
+      if (first) await waitUntil(async () => (await w.run(runId))?.workflowState === "RUN_FAILED", { what: "the run to fail" });
+      return response;
+    });
+    runId = (await w.client.trigger({ url, retries: 0 })).workflowRunId;
+    await w.flush();
+    const run = (await w.run(runId))!;
+    const init = run.steps[0]!.steps[0]!;
+    const next = run.steps.find((g) => g.type === "next")!;
+    // Only the step that failed is left undelivered; the trigger's message was delivered.
+    expect(next.steps.map((step) => step.state)).toEqual(["STEP_FAILED"]);
+    expect(next.steps[0]!.messageId).not.toBe(init.messageId);
+    const { logs } = (await (await w.svc.api(`/v2/logs?messageId=${init.messageId}`)).json()) as { logs: Array<{ state: string }> };
+    expect(logs[0]!.state).toBe("DELIVERED");
   });
 
   test("context.invoke of a workflow that fails or cancels itself answers isFailed / isCanceled", async () => {
