@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfigFile } from "../../src/config/config-file.ts";
 import { createLogger } from "../../src/core/log.ts";
+import { recordEvents } from "../helpers/events.ts";
 import { dlqEntryOf, waitForState } from "../helpers/inspect.ts";
 import { waitUntil } from "../helpers/wait.ts";
 import { basicAuth, startTestServer, type TestServer } from "../helpers/server.ts";
@@ -225,6 +226,15 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
   const arrivals: string[] = [];
   let scheduleIdOfA = "";
   const queueMessageOfA: string[] = [];
+  let events: ReturnType<typeof recordEvents>;
+  /**
+   * Waits until B's message is recorded as delivered: a request reaches the receiver before its
+   * outcome is recorded, and until then the message is in flight (a bulk cancel would match it).
+   */
+  const deliveredOfB = async (res: Response) => {
+    const { messageId } = (await res.json()) as { messageId: string };
+    await events.next((e) => e.type === "delivered" && e.messageId === messageId);
+  };
 
   /** What A sees of its groups, schedules, queues and flow-control key. */
   async function domainsOfA() {
@@ -242,6 +252,7 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
   let beforeDomains: Awaited<ReturnType<typeof domainsOfA>>;
 
   beforeAll(async () => {
+    events = recordEvents(s);
     rx = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
@@ -271,6 +282,7 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
     expect(beforeDomains.flow).toBe(200);
   });
   afterAll(() => {
+    events.stop();
     for (const release of held) release();
     rx.stop(true);
   });
@@ -324,8 +336,10 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
     expect(await (await asB("/v2/queues")).json()).toEqual([]);
     expect((await asB("/v2/queues", json("POST", { queueName: "alice-queue", paused: false }))).status).toBe(200);
     const rxUrl = `http://127.0.0.1:${rx.port}`;
-    expect((await asB(`/v2/enqueue/alice-queue/${rxUrl}/bob-queued`, { method: "POST", body: "b" })).status).toBe(200);
-    await waitUntil(() => arrivals.includes("/bob-queued"), { what: "B's own queue to deliver" });
+    const queued = await asB(`/v2/enqueue/alice-queue/${rxUrl}/bob-queued`, { method: "POST", body: "b" });
+    expect(queued.status).toBe(200);
+    await deliveredOfB(queued);
+    expect(arrivals).toContain("/bob-queued");
     expect(arrivals).not.toContain("/alice-queued");
     expect((await asB("/v2/queues/alice-queue", { method: "DELETE" })).status).toBe(200);
   });
@@ -341,10 +355,12 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
       headers: { "Svc-Flow-Control-Key": "alice-key", "Svc-Flow-Control-Value": "parallelism=1" },
     });
     expect(res.status).toBe(200);
-    await waitUntil(() => arrivals.includes("/bob-flow"), { what: "B's delivery on its own lane" });
+    await deliveredOfB(res);
+    expect(arrivals).toContain("/bob-flow");
   });
 
   test("bulk cancel by A's group, queue, key or schedule cancels nothing of A's", async () => {
+    // B's own messages on a group, queue or key of those names were delivered before.
     for (const filter of ["topicName=alice-group", "queueName=alice-queue", "flowControlKey=alice-key", "scheduleId=alice-nightly"])
       expect(await (await asB(`/v2/messages?${filter}`, { method: "DELETE" })).json()).toEqual({ cancelled: 0 });
   });
