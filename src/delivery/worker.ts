@@ -33,8 +33,7 @@ const gate = new FlowGate(
   globalSlots,
 );
 
-async function deliver(job: DeliveryJob) {
-  const startedAt = now();
+async function deliver(job: DeliveryJob, startedAt = now()) {
   const t0 = performance.now();
   const headers = new Headers(job.headers);
   headers.set(

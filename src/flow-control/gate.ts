@@ -71,8 +71,11 @@ export class FlowGate<J extends GatedJob> {
   constructor(
     /** The worker's clock: the server's manual time when the server runs on one. */
     private readonly clock: Pick<Clock, "now" | "at" | "kind">,
-    /** Performs the delivery; resolves when the attempt is over, whatever its outcome. */
-    private readonly run: (job: J) => Promise<void>,
+    /**
+     * Performs the delivery; resolves when the attempt is over, whatever its outcome. `startedAt`
+     * is the start the rate window counts: the attempt reports it as its own.
+     */
+    private readonly run: (job: J, startedAt: number) => Promise<void>,
     private readonly global: GlobalSlots,
   ) {}
 
@@ -205,7 +208,7 @@ export class FlowGate<J extends GatedJob> {
       if (rate !== undefined) lane.starts.push(now);
       const job = lane.waiting.shift()!;
       lane.active++;
-      void this.run(job).finally(() => {
+      void this.run(job, now).finally(() => {
         lane.active--;
         this.global.give(lane.accountId);
         this.pump(lane);
