@@ -66,6 +66,29 @@ test("an attempt a worker holds for a later instant: that instant becomes a step
   expect(res).toMatchObject({ now: 60_000, idle: true });
 });
 
+test("flush waits when the last attempt ends during the round trip to the workers and leaves a pass to run", async () => {
+  const d = fakeEngine();
+  d.inFlightCount = 1;
+  d.dispatchedCount = 1;
+  let passes = 0;
+  d.isIdle = () => d.inFlightCount === 0 && !d.passPending;
+  d.whenIdle = () =>
+    new Promise<void>((resolve) => {
+      // The pass that the recorded outcome asked for runs and finds nothing more to do.
+      if (d.passPending) queueMicrotask(() => ((d.passPending = false), passes++, resolve()));
+    });
+  // While the workers are asked, the attempt's outcome is recorded: nothing in flight, but what
+  // follows it (a callback, the next step) is stored and a claim pass is scheduled.
+  const workerWaits = async () => {
+    d.inFlightCount = 0;
+    d.passPending = true;
+    return { parked: 0, nextAt: null };
+  };
+  const control = new ClockControl(new ManualClock(0), d, workerWaits);
+  expect(await control.flush(1000)).toBe(true);
+  expect(passes).toBe(1);
+});
+
 test("flush gives up at the timeout when an attempt never finishes, yet the jump completes", async () => {
   const clock = new ManualClock(0);
   const d = fakeEngine();
