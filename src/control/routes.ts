@@ -5,6 +5,8 @@ import { messagingAuth } from "../http/auth.ts";
 import type { ClockControl } from "./clock-control.ts";
 import { withDeadline } from "../core/deadline.ts";
 import type { ResetRegistry } from "./reset.ts";
+import { Type } from "@sinclair/typebox";
+import { apiDoc, jsonContent } from "../openapi/doc.ts";
 
 export interface HealthDeps {
   /** Set once the store is open, config and fixtures are loaded and the listeners are bound. */
@@ -34,7 +36,13 @@ export function healthRoutes(deps: HealthDeps) {
         }
         return { status: "ok" };
       },
-      { detail: { summary: "Liveness: the process answers (no credentials)", security: [] } },
+      {
+        detail: apiDoc({
+          summary: "Liveness: the process answers (no credentials)",
+          security: [],
+          responses: { 200: jsonContent(StatusJson, "ok"), 503: jsonContent(StatusJson, "starting") },
+        }),
+      },
     )
     .get(
       "/__svc/ready",
@@ -51,10 +59,11 @@ export function healthRoutes(deps: HealthDeps) {
         return { status: "ready" };
       },
       {
-        detail: {
+        detail: apiDoc({
           summary: "Readiness: store open and recovered, config and fixtures loaded, delivery workers answering (no credentials)",
           security: [],
-        },
+          responses: { 200: jsonContent(StatusJson, "ready") },
+        }),
       },
     );
 }
@@ -64,6 +73,11 @@ export interface ControlDeps {
   /** Time control, and the wait for deliveries that flush shares with it. */
   clock: ClockControl;
 }
+
+const StatusJson = Type.Object({ status: Type.String() });
+const ResetJson = Type.Object({ reset: Type.String({ description: "the account id" }), parts: Type.Array(Type.String()) });
+const ClockJson = Type.Object({ now: Type.Integer({ description: "Unix ms" }), mode: Type.Union([Type.Literal("real"), Type.Literal("manual")]) });
+const ErrorJson = Type.Object({ error: Type.String() });
 
 const DEFAULT_WAIT_MS = 10_000;
 const MAX_WAIT_MS = 600_000;
@@ -92,7 +106,12 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
     .post(
       "/__svc/reset",
       async ({ account }) => ({ reset: account.id, parts: await deps.resets.resetAccount(account.id) }),
-      { detail: { summary: "Wipe the caller's messages, DLQ, logs, groups, schedules, queues and statistics (not its credentials)" } },
+      {
+        detail: apiDoc({
+          summary: "Wipe the caller's messages, DLQ, logs, groups, schedules, queues and statistics (not its credentials)",
+          responses: { 200: jsonContent(ResetJson, "the account and the parts that were wiped") },
+        }),
+      },
     )
     .post(
       "/__svc/flush",
@@ -102,9 +121,17 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
           throw new HttpError(504, `deliveries still running after ${timeout} ms`);
         return { idle: true };
       },
-      { query: WaitQuery, detail: { summary: "Deliver everything due now; answer once nothing is due or in flight" } },
+      {
+        query: WaitQuery,
+        detail: apiDoc({
+          summary: "Deliver everything due now; answer once nothing is due or in flight",
+          responses: { 200: jsonContent(Type.Object({ idle: Type.Literal(true) }), "idle"), 504: jsonContent(ErrorJson, "still running at the timeout") },
+        }),
+      },
     )
-    .get("/__svc/clock", () => deps.clock.status(), { detail: { summary: "The server's time and clock mode" } })
+    .get("/__svc/clock", () => deps.clock.status(), {
+      detail: apiDoc({ summary: "The server's time and clock mode", responses: { 200: jsonContent(ClockJson, "now and the mode") } }),
+    })
     .post(
       "/__svc/clock/advance",
       async ({ body, query }) => {
@@ -119,7 +146,14 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
         parse: "json",
         body: AdvanceBody,
         query: AdvanceQuery,
-        detail: { summary: "Move a manual clock forward, firing every due timer in time order" },
+        detail: apiDoc({
+          summary: "Move a manual clock forward, firing every due timer in time order",
+          responses: {
+            200: jsonContent(Type.Composite([ClockJson, Type.Object({ timersFired: Type.Integer() })]), "the new time"),
+            409: jsonContent(ErrorJson, "the clock is real"),
+            504: jsonContent(ErrorJson, "moved, but deliveries still running at the timeout"),
+          },
+        }),
       },
     );
 }

@@ -3,7 +3,7 @@ import type { AppContext } from "../context/app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBulkSelection, takePage, type BulkSelection } from "../filters/bulk.ts";
-import { DLQ_FILTERS, parseFilter, type FilterKey } from "../filters/filter.ts";
+import { DLQ_FILTERS, filterDocs, parseFilter, type FilterKey } from "../filters/filter.ts";
 import { optionalInt, optionalJsonObject, parseCursor } from "../http/query.ts";
 import { compact, headerMap, messageView } from "../messages/views.ts";
 import { boundedPage } from "../http/page.ts";
@@ -11,6 +11,9 @@ import { bodyFields } from "../util/base64.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
 import { readDlqEntries, readDlqFilter, type DlqStorage } from "./store.ts";
+import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, pageControls } from "../openapi/doc.ts";
+import { DeletedJson, DlqMessageJson, DlqPageJson, NewMessageJson, RetriedJson } from "../messages/api-schemas.ts";
+import { settingParameters } from "../messages/publish-headers.ts";
 
 /** The seed's DLQ message plus `dlqId`. */
 export function dlqView(e: DlqEntry) {
@@ -54,17 +57,17 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
       const entries = await store.newest(account.id, filter, parseCursor(query.cursor), count);
       const { items, cursor } = boundedPage(entries, { count, view, positionOf: (e) => e.seq });
       return compact({ cursor, messages: items });
-    }, { detail: { summary: "List DLQ messages, newest first" } })
+    }, { detail: apiDoc({ summary: "List DLQ messages, newest first", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...pageControls(100)], responses: { 200: jsonContent(DlqPageJson, "a page of DLQ messages") } }) })
     .get("/v2/dlq/:dlqId", async ({ account, params }) => {
       const entry = await store.read(account.id, params.dlqId);
       if (!entry) throw notFound(`DLQ message ${params.dlqId} not found`);
       return view(entry);
-    }, { params: DlqIdParams, detail: { summary: "Get a DLQ message" } })
+    }, { params: DlqIdParams, detail: apiDoc({ summary: "Get a DLQ message", responses: { 200: jsonContent(DlqMessageJson, "the DLQ message") } }) })
     .delete("/v2/dlq/:dlqId", async ({ account, params }) => {
       const deleted = await ctx.commit.run(() => store.delete(account.id, params.dlqId), [readDlqEntries(account.id, [params.dlqId])]);
       if (!deleted) throw notFound(`DLQ message ${params.dlqId} not found`);
       return { deleted: 1 };
-    }, { params: DlqIdParams, detail: { summary: "Delete a DLQ message" } })
+    }, { params: DlqIdParams, detail: apiDoc({ summary: "Delete a DLQ message", responses: { 200: jsonContent(DeletedJson, "deleted") } }) })
     .delete("/v2/dlq", async ({ account, request }) => {
       const { filter, count, after } = await bulkSelection(request);
       // The oldest `count` matching entries (all of them without filters, as the SDK's
@@ -75,18 +78,18 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
         return taken;
       }, [readDlqFilter(account.id, filter, after, count + 1)]);
       return compact({ deleted: page.length, cursor });
-    }, { parse: "none", detail: { summary: "Delete DLQ messages by ids or filters (oldest first, at most count)" } })
+    }, { parse: "none", detail: apiDoc({ summary: "Delete DLQ messages by ids or filters (oldest first, at most count)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 200: jsonContent(DeletedJson, "how many were deleted") } }) })
     .post("/v2/dlq/retry/:dlqId", async ({ account, params, request, set }) => {
       const [messageId] = await service.retry(account, [params.dlqId], request.headers);
       if (!messageId) throw notFound(`DLQ message ${params.dlqId} not found`);
       set.status = 201;
       return { messageId };
-    }, { params: DlqIdParams, parse: "none", detail: { summary: "Re-publish a DLQ message" } })
+    }, { params: DlqIdParams, parse: "none", detail: apiDoc({ summary: "Re-publish a DLQ message", parameters: settingParameters(ctx.dialect), responses: { 201: jsonContent(NewMessageJson, "the new message") } }) })
     .post("/v2/dlq/retry", async ({ account, request }) => {
       const { filter, count, after } = await bulkSelection(request);
       const { page, cursor } = takePage(await store.readOldest(account.id, filter, after, count + 1), count, (e) => e.seq);
       const messageIds = await service.retry(account, page.map((e) => e.dlqId), request.headers);
       // A bulk retry answers `cursor: ""` when nothing more matches (fidelity.md §1).
       return { cursor: cursor ?? "", responses: messageIds.flatMap((id) => (id ? [{ messageId: id }] : [])) };
-    }, { parse: "none", detail: { summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)" } });
+    }, { parse: "none", detail: apiDoc({ summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000), ...settingParameters(ctx.dialect)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 200: jsonContent(RetriedJson, "the new messages") } }) });
 }

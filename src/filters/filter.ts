@@ -159,3 +159,41 @@ function integer(key: string, text: string, max: number): number {
   if (n > max) throw badRequest(`invalid filter ${key} ${n}: at most ${max}`);
   return n;
 }
+
+const FILTER_DOCS: Record<FilterKey, string> = {
+  messageId: "a message id",
+  messageIds: "message ids",
+  dlqIds: "DLQ ids",
+  url: "destination URLs, exactly as published",
+  host: "destination hosts (`a.example`, or `a.example:8080`)",
+  path: "destination paths (`/` for a URL without one)",
+  topicName: "URL Group names",
+  scheduleId: "schedule ids",
+  queueName: "queue names",
+  label: "labels (a message with several matches any of them)",
+  flowControlKey: "flow-control keys",
+  callerIp: "IP addresses of the publishing clients",
+  state: "states: CREATED, ACTIVE, RETRY, ERROR, DELIVERED, FAILED, CANCEL_REQUESTED, CANCELED, or IN_PROGRESS",
+  responseStatus: "HTTP statuses of the last answer",
+  workflowRunId: "workflow run ids",
+  workflowUrl: "workflow URLs",
+  source: "`workflow`: only entries that failed a workflow run",
+  fromDate: "from this time on, Unix ms",
+  toDate: "up to this time, Unix ms",
+};
+
+/**
+ * A filter's documentation, for the operations that take it (OpenAPI parameters): several values
+ * as repeated keys or comma separated.
+ */
+export function filterDocs(keys: readonly FilterKey[]): Array<{ name: string; description: string; schema: object }> {
+  return keys.map((key) => {
+    const kind: Kind = KINDS[key];
+    const several = "split" in kind || "int" in kind;
+    return {
+      name: key,
+      description: `${FILTER_DOCS[key]}${several ? "; several as repeated keys or comma separated" : ""}`,
+      schema: "date" in kind ? { type: "integer", minimum: 0 } : "int" in kind ? { type: "string", pattern: "^[0-9]+(,[0-9]+)*$" } : { type: "string" },
+    };
+  });
+}

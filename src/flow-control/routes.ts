@@ -2,6 +2,9 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
 import type { FlowControlService } from "./service.ts";
+import { Type } from "@sinclair/typebox";
+import { apiDoc, jsonContent } from "../openapi/doc.ts";
+import { EMPTY_OK, FlowControlJson, GlobalParallelismJson } from "../messages/api-schemas.ts";
 
 const KeyParams = t.Object({ key: t.String() });
 // Checked by the service, which names the field and the allowed range in its error.
@@ -20,34 +23,37 @@ const done = () => new Response(null, { status: 200 });
 export function flowControlRoutes(ctx: AppContext, flow: FlowControlService) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/flowControl", ({ account }) => flow.list(account), { detail: { summary: "List flow-control keys" } })
+    .get("/v2/flowControl", ({ account }) => flow.list(account), { detail: apiDoc({ summary: "List flow-control keys", responses: { 200: jsonContent(Type.Array(FlowControlJson), "every key of the account") } }) })
     .get("/v2/flowControl/:key", ({ account, params }) => flow.get(account, params.key), {
       params: KeyParams,
-      detail: { summary: "Live counters and settings of one flow-control key" },
+      detail: apiDoc({ summary: "Live counters and settings of one flow-control key", responses: { 200: jsonContent(FlowControlJson, "the key") } }),
     })
     .post("/v2/flowControl/:key/pause", ({ account, params }) => flow.pause(account, params.key).then(done), {
       params: KeyParams,
-      detail: { summary: "Pause a flow-control key: its messages wait until resume" },
+      detail: apiDoc({ summary: "Pause a flow-control key: its messages wait until resume", responses: { 200: EMPTY_OK } }),
     })
     .post("/v2/flowControl/:key/resume", ({ account, params }) => flow.resume(account, params.key).then(done), {
       params: KeyParams,
-      detail: { summary: "Resume a paused flow-control key" },
+      detail: apiDoc({ summary: "Resume a paused flow-control key", responses: { 200: EMPTY_OK } }),
     })
     .post("/v2/flowControl/:key/pin", ({ account, params, query }) => flow.pin(account, params.key, query).then(done), {
       params: KeyParams,
       query: PinQuery,
-      detail: { summary: "Fix parallelism, rate and/or period of a key over what its messages carry" },
+      detail: apiDoc({ summary: "Fix parallelism, rate and/or period of a key over what its messages carry", responses: { 200: EMPTY_OK } }),
     })
     .post("/v2/flowControl/:key/unpin", ({ account, params, query }) => flow.unpin(account, params.key, query).then(done), {
       params: KeyParams,
       query: UnpinQuery,
-      detail: { summary: "Remove pinned parallelism and/or rate" },
+      detail: apiDoc({ summary: "Remove pinned parallelism and/or rate", responses: { 200: EMPTY_OK } }),
     })
     .post("/v2/flowControl/:key/resetRate", ({ account, params }) => flow.resetRate(account, params.key).then(done), {
       params: KeyParams,
-      detail: { summary: "Start a new rate period now (rate count 0)" },
+      detail: apiDoc({ summary: "Start a new rate period now (rate count 0)", responses: { 200: EMPTY_OK } }),
     })
     .get("/v2/globalParallelism", ({ account }) => flow.globalParallelism(account), {
-      detail: { summary: "The account's limit of concurrent flow-controlled deliveries, and how many run now" },
+      detail: apiDoc({
+        summary: "The account's limit of concurrent flow-controlled deliveries, and how many run now",
+        responses: { 200: jsonContent(GlobalParallelismJson, "the limit and the count") },
+      }),
     });
 }

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { LOG_FILTERS, parseFilter } from "../filters/filter.ts";
+import { filterDocs, LOG_FILTERS, parseFilter } from "../filters/filter.ts";
 import { optionalInt, parseCursor } from "../http/query.ts";
 import { labelFields } from "../model/labels.ts";
 import { compact, headerMap } from "../messages/views.ts";
@@ -10,6 +10,8 @@ import { boundedPage, PAGE_BYTE_BUDGET } from "../http/page.ts";
 import { toBase64 } from "../util/base64.ts";
 import { EVENT_STATES, type EventRecord, type EventState } from "./model.ts";
 import type { EventStorage } from "./store.ts";
+import { apiDoc, filterQuery, jsonContent, pageControls } from "../openapi/doc.ts";
+import { EventsPageJson, LogsPageJson } from "../messages/api-schemas.ts";
 
 const IN_PROGRESS: EventState[] = ["ACTIVE", "RETRY", "ERROR"];
 
@@ -67,10 +69,10 @@ export function logRoutes(ctx: AppContext, events: EventStorage) {
     .get("/v2/events", async ({ account, query, request }) => {
       const { cursor, entries } = await list(account.id, query, request, 1);
       return compact({ cursor, events: entries });
-    }, { detail: { summary: "List message events (logs), newest first" } })
+    }, { detail: apiDoc({ summary: "List message events (logs), newest first", parameters: [...filterQuery(filterDocs(LOG_FILTERS)), ...pageControls(1000)], responses: { 200: jsonContent(EventsPageJson, "a page of log entries") } }) })
     .get("/v2/logs", async ({ account, query, request }) => {
       // Both names, for clients of either; the page budget counts the entries twice.
       const { cursor, entries } = await list(account.id, query, request, 2);
       return compact({ cursor, logs: entries, events: entries });
-    }, { detail: { summary: "List message logs, newest first" } });
+    }, { detail: apiDoc({ summary: "List message logs, newest first", parameters: [...filterQuery(filterDocs(LOG_FILTERS)), ...pageControls(1000)], responses: { 200: jsonContent(LogsPageJson, "a page of log entries, under both names") } }) });
 }

@@ -4,7 +4,10 @@ import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { readBulkSelection } from "../filters/bulk.ts";
-import { CANCEL_FILTERS } from "../filters/filter.ts";
+import { CANCEL_FILTERS, filterDocs } from "../filters/filter.ts";
+import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, rawBody } from "../openapi/doc.ts";
+import { CancelledJson, MessageJson, PublishAnswerJson } from "./api-schemas.ts";
+import { settingParameters } from "./publish-headers.ts";
 import { optionalJsonObject } from "../http/query.ts";
 import { callerIp, rawAfter } from "../http/request.ts";
 import type { CancelService } from "./cancel.ts";
@@ -35,7 +38,18 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
         set.status = result.status;
         return result.body;
       },
-      { parse: "none", detail: { summary: "Publish a message to a URL or a URL Group" } },
+      {
+        parse: "none",
+        detail: apiDoc({
+          summary: "Publish a message to a URL or a URL Group",
+          parameters: settingParameters(ctx.dialect),
+          requestBody: rawBody("the message body, delivered as is"),
+          responses: {
+            200: jsonContent(PublishAnswerJson, "stored: the message, or one per endpoint of a URL Group"),
+            202: jsonContent(PublishAnswerJson, "every message was a duplicate"),
+          },
+        }),
+      },
     )
     .get(
       "/v2/messages/:messageId",
@@ -44,7 +58,10 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
         if (!m) throw notFound(`message ${params.messageId} not found`);
         return messageView(m);
       },
-      { params: t.Object({ messageId: t.String() }), detail: { summary: "Get a pending message" } },
+      {
+        params: t.Object({ messageId: t.String() }),
+        detail: apiDoc({ summary: "Get a pending message", responses: { 200: jsonContent(MessageJson, "the message") } }),
+      },
     )
     .delete(
       "/v2/messages/:messageId",
@@ -53,7 +70,10 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
           throw notFound(`message ${params.messageId} not found or already finished`);
         return { cancelled: 1 };
       },
-      { params: t.Object({ messageId: t.String() }), detail: { summary: "Cancel a message" } },
+      {
+        params: t.Object({ messageId: t.String() }),
+        detail: apiDoc({ summary: "Cancel a message", responses: { 200: jsonContent(CancelledJson, "cancelled") } }),
+      },
     )
     .delete(
       "/v2/messages",
@@ -67,6 +87,14 @@ export function messageRoutes(ctx: AppContext, publisher: PublishService, store:
         });
         return compact(await cancels.cancelMany(account.id, selection));
       },
-      { parse: "none", detail: { summary: "Cancel messages in bulk by ids or filters (oldest first, at most count)" } },
+      {
+        parse: "none",
+        detail: apiDoc({
+          summary: "Cancel messages in bulk by ids or filters (oldest first, at most count)",
+          parameters: [...filterQuery(filterDocs(CANCEL_FILTERS)), ...bulkControls(MAX_BULK_CANCEL)],
+          requestBody: filterBody(filterDocs(CANCEL_FILTERS)),
+          responses: { 200: jsonContent(CancelledJson, "how many were cancelled") },
+        }),
+      },
     );
 }

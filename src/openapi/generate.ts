@@ -70,6 +70,7 @@ export function openApiPath(path: string): { path: string; pathParams: string[] 
 
 function parametersOf(route: RouteLike, pathParams: string[]): JsonSchema[] {
   const hooks = route.hooks ?? {};
+  const documented = (plain((hooks.detail as { parameters?: unknown } | undefined)?.parameters) ?? []) as unknown as JsonSchema[];
   const params = plain(hooks.params);
   const pathProps = (params?.properties ?? {}) as Record<string, JsonSchema>;
   const out: JsonSchema[] = pathParams.map((name) => ({
@@ -88,11 +89,17 @@ function parametersOf(route: RouteLike, pathParams: string[]): JsonSchema[] {
       out.push({ name, in: where, required: required.has(name), ...(description ? { description } : {}), schema: rest });
     }
   }
+  // Parameters a route reads itself (publish settings, filters) are documented in its `detail`.
+  const declared = new Set(out.map((p) => `${p.in} ${String(p.name).toLowerCase()}`));
+  for (const p of documented) if (!declared.has(`${p.in} ${String(p.name).toLowerCase()}`)) out.push(p);
   return out;
 }
 
 function requestBodyOf(route: RouteLike, method: string): JsonSchema | undefined {
   const hooks = route.hooks ?? {};
+  // A body the handler reads itself (or checks element by element) is documented in the route's `detail`.
+  const documented = plain((hooks.detail as { requestBody?: unknown } | undefined)?.requestBody);
+  if (documented) return documented;
   const body = plain(hooks.body);
   if (body) return { required: true, content: { "application/json": { schema: body } } };
   // Routes that read the raw request themselves (`parse: "none"`): the body is free-form.
@@ -105,7 +112,12 @@ function requestBodyOf(route: RouteLike, method: string): JsonSchema | undefined
 function responsesOf(route: RouteLike): Record<string, unknown> {
   const declared = plain(route.hooks?.response);
   const responses: Record<string, unknown> = {};
-  if (declared && Object.keys(declared).every((k) => /^\d{3}$/.test(k))) {
+  // Answers are documented in the route's `detail` (a `response` schema would be checked on every
+  // answer at run time).
+  const documented = plain((route.hooks?.detail as { responses?: unknown } | undefined)?.responses);
+  if (documented && Object.keys(documented).length > 0) {
+    Object.assign(responses, documented);
+  } else if (declared && Object.keys(declared).every((k) => /^\d{3}$/.test(k))) {
     for (const [status, schema] of Object.entries(declared))
       responses[status] = { description: `HTTP ${status}`, content: { "application/json": { schema } } };
   } else if (declared && Object.keys(declared).length > 0) {

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import pkg from "../../package.json" with { type: "json" };
 import type { Dialect } from "../core/dialect.ts";
+import { apiDoc, jsonContent } from "./doc.ts";
 import { DOCS_PAGE } from "./docs-page.ts";
 import { buildOpenApiDocument, type RouteLike, type RouteSection, type SecurityRequirement } from "./generate.ts";
 
@@ -63,10 +64,18 @@ export function openApiRoutes(sources: ApiSources) {
   };
   const docs: HasRoutes = new Elysia()
     .get("/openapi.json", ({ request }) => document(new URL(request.url).origin), {
-      detail: { summary: "This API description (OpenAPI 3.1)", security: [] },
+      detail: apiDoc({
+        summary: "This API description (OpenAPI 3.1)",
+        security: [],
+        responses: { 200: jsonContent({ type: "object", description: "an OpenAPI 3.1 document" }, "this document") },
+      }),
     })
     .get("/docs", () => new Response(DOCS_PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), {
-      detail: { summary: "Offline docs page rendering /openapi.json", security: [] },
+      detail: apiDoc({
+        summary: "Offline docs page rendering /openapi.json",
+        security: [],
+        responses: { 200: { description: "one HTML page", content: { "text/html": { schema: { type: "string" } } } } },
+      }),
     });
   return docs as Elysia;
 }

@@ -8,6 +8,10 @@ import { parseDestination } from "../messages/destination.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { callerIp, rawAfter } from "../http/request.ts";
 import type { QueueService } from "./service.ts";
+import { Type } from "@sinclair/typebox";
+import { apiDoc, jsonContent, rawBody } from "../openapi/doc.ts";
+import { EMPTY_OK, PublishAnswerJson, QueueJson } from "../messages/api-schemas.ts";
+import { settingParameters } from "../messages/publish-headers.ts";
 
 const QueueParams = t.Object({ name: t.String() });
 const QueueBody = t.Object({
@@ -23,26 +27,26 @@ export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: Pu
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post("/v2/queues", ({ account, body }) => write(() => queues.upsert(account, body, ctx.clock.now())), {
       body: QueueBody,
-      detail: { summary: "Create or update a queue" },
+      detail: apiDoc({ summary: "Create or update a queue", responses: { 200: EMPTY_OK } }),
     })
-    .get("/v2/queues", ({ account }) => queues.list(account), { detail: { summary: "List queues" } })
+    .get("/v2/queues", ({ account }) => queues.list(account), { detail: apiDoc({ summary: "List queues", responses: { 200: jsonContent(Type.Array(QueueJson), "every queue") } }) })
     .get("/v2/queues/:name", ({ account, params }) => queues.get(account, params.name), {
       params: QueueParams,
-      detail: { summary: "Get a queue" },
+      detail: apiDoc({ summary: "Get a queue", responses: { 200: jsonContent(QueueJson, "the queue") } }),
     })
     .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now()), queues.deleteReads(account, params.name)), {
       params: QueueParams,
-      detail: { summary: "Delete a queue and cancel its messages" },
+      detail: apiDoc({ summary: "Delete a queue and cancel its messages", responses: { 200: EMPTY_OK } }),
     })
     .post(
       "/v2/queues/:name/pause",
       ({ account, params }) => write(() => queues.setPaused(account, params.name, true, ctx.clock.now())),
-      { params: QueueParams, detail: { summary: "Pause a queue" } },
+      { params: QueueParams, detail: apiDoc({ summary: "Pause a queue", responses: { 200: EMPTY_OK } }) },
     )
     .post(
       "/v2/queues/:name/resume",
       ({ account, params }) => write(() => queues.setPaused(account, params.name, false, ctx.clock.now())),
-      { params: QueueParams, detail: { summary: "Resume a queue" } },
+      { params: QueueParams, detail: apiDoc({ summary: "Resume a queue", responses: { 200: EMPTY_OK } }) },
     )
     .post(
       "/v2/enqueue/*",
@@ -66,7 +70,7 @@ export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: Pu
         set.status = result.status;
         return result.body;
       },
-      { parse: "none", detail: { summary: "Publish a message into a queue (created if missing)" } },
+      { parse: "none", detail: apiDoc({ summary: "Publish a message into a queue (created if missing)", parameters: settingParameters(ctx.dialect), requestBody: rawBody("the message body, delivered as is"), responses: { 200: jsonContent(PublishAnswerJson, "stored"), 202: jsonContent(PublishAnswerJson, "a duplicate") } }) },
     );
 }
 

@@ -4,6 +4,9 @@ import { messagingAuth } from "../http/auth.ts";
 import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import type { UrlGroupService } from "./service.ts";
+import { Type } from "@sinclair/typebox";
+import { apiDoc, jsonContent } from "../openapi/doc.ts";
+import { EMPTY_OK, UrlGroupJson } from "../messages/api-schemas.ts";
 
 const GroupParams = t.Object({ name: t.String() });
 const EndpointList = t.Object({
@@ -21,21 +24,21 @@ export function urlGroupRoutes(ctx: AppContext, groups: UrlGroupService) {
     .post(
       "/v2/topics/:name/endpoints",
       ({ account, params, body }) => write(() => groups.addEndpoints(account, params.name, body.endpoints, ctx.clock.now())),
-      { params: GroupParams, body: EndpointList, detail: { summary: "Add endpoints to a URL Group (creates it)" } },
+      { params: GroupParams, body: EndpointList, detail: apiDoc({ summary: "Add endpoints to a URL Group (creates it)", responses: { 200: EMPTY_OK } }) },
     )
     .delete(
       "/v2/topics/:name/endpoints",
       ({ account, params, body }) => write(() => groups.removeEndpoints(account, params.name, body.endpoints, ctx.clock.now())),
-      { params: GroupParams, body: EndpointList, detail: { summary: "Remove endpoints; the group goes with its last one" } },
+      { params: GroupParams, body: EndpointList, detail: apiDoc({ summary: "Remove endpoints; the group goes with its last one", responses: { 200: EMPTY_OK } }) },
     )
-    .get("/v2/topics", ({ account }) => groups.list(account), { detail: { summary: "List URL Groups" } })
+    .get("/v2/topics", ({ account }) => groups.list(account), { detail: apiDoc({ summary: "List URL Groups", responses: { 200: jsonContent(Type.Array(UrlGroupJson), "every URL Group") } }) })
     .get("/v2/topics/:name", ({ account, params }) => groups.get(account, params.name), {
       params: GroupParams,
-      detail: { summary: "Get a URL Group" },
+      detail: apiDoc({ summary: "Get a URL Group", responses: { 200: jsonContent(UrlGroupJson, "the URL Group") } }),
     })
     .delete("/v2/topics/:name", ({ account, params }) => write(() => groups.delete(account, params.name)), {
       params: GroupParams,
-      detail: { summary: "Delete a URL Group" },
+      detail: apiDoc({ summary: "Delete a URL Group", responses: { 200: EMPTY_OK } }),
     })
     .patch(
       "/v2/topics/:name",
@@ -48,6 +51,6 @@ export function urlGroupRoutes(ctx: AppContext, groups: UrlGroupService) {
         }
         return write(() => groups.setDefaultHeaders(account, params.name, body.headers, ctx.clock.now()));
       },
-      { params: GroupParams, body: DefaultHeaders, detail: { summary: "Set the default headers of a URL Group" } },
+      { params: GroupParams, body: DefaultHeaders, detail: apiDoc({ summary: "Set the default headers of a URL Group", responses: { 200: EMPTY_OK } }) },
     );
 }

@@ -7,6 +7,8 @@ import { badRequest } from "../../core/errors.ts";
 import { messagingAuth } from "../../http/auth.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import { recordSample, UsageBody } from "./usage.ts";
+import { apiDoc, jsonContent } from "../../openapi/doc.ts";
+import { RecordedJson } from "./api-schemas.ts";
 
 /** Samples may be stamped at most this far ahead (clock skew of the reporting client). */
 const MAX_FUTURE_MS = 60_000;
@@ -46,7 +48,10 @@ export function usageRoutes(deps: UsageRouteDeps) {
   const hooks = (what: string) => ({
     params: t.Object({ id: t.String() }),
     body: UsageBody,
-    detail: { summary: `Report usage of a ${what} index (svcd has no data plane of its own)` },
+    detail: apiDoc({
+      summary: `Report usage of a ${what} index (svcd has no data plane of its own)`,
+      responses: { 200: jsonContent(RecordedJson, "how many samples were recorded") },
+    }),
   });
   return new Elysia()
     .use(messagingAuth(deps.accounts, deps.dialect))

@@ -7,6 +7,8 @@ import { managementAuth, messagingAuth } from "../../http/auth.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import { parsePeriod } from "../../metrics/time.ts";
 import { messagingStats } from "./logic.ts";
+import { apiDoc, jsonContent } from "../../openapi/doc.ts";
+import { MessagingStatsJson, PeriodQuery } from "../shared/api-schemas.ts";
 
 export interface StatsRouteDeps {
   accounts: AccountRegistry;
@@ -25,7 +27,11 @@ export function messagingStatsRoutes(deps: StatsRouteDeps) {
       const period = parsePeriod(query.period);
       return messagingStats(deps.engine, account, period, deps.clock.now(), await deps.dlqCount(account.id));
     },
-    { query: t.Object({ period: t.Optional(t.String()) }) },
+    {
+      params: t.Object({ id: t.String({ description: "the caller's own messaging user id" }) }),
+      query: PeriodQuery,
+      detail: apiDoc({ summary: "Messaging usage statistics of the account", responses: { 200: jsonContent(MessagingStatsJson, "the account's usage") } }),
+    },
   );
 }
 

@@ -7,6 +7,8 @@ import { parsePeriod } from "../../metrics/time.ts";
 import { indexRoutes } from "../shared/index-routes.ts";
 import { CreateVectorIndex, type VectorIndexes } from "./logic.ts";
 import { vectorIndexStats } from "./stats.ts";
+import { apiDoc, jsonContent } from "../../openapi/doc.ts";
+import { PeriodQuery, VectorIndexJson, VectorStatsJson } from "../shared/api-schemas.ts";
 
 /** `/v2/vector/index[/{id}[/rename|/reset-password|/stats]]`. */
 export function vectorRoutes(accounts: AccountRegistry, indexes: VectorIndexes, engine: MetricsEngine, clock: Clock) {
@@ -18,7 +20,11 @@ export function vectorRoutes(accounts: AccountRegistry, indexes: VectorIndexes, 
         const index = indexes.row(account, params.id);
         return vectorIndexStats(engine, index.id, index.type, parsePeriod(query.period), clock.now());
       },
-      { query: t.Object({ period: t.Optional(t.String()) }) },
+      {
+        params: t.Object({ id: t.String() }),
+        query: PeriodQuery,
+        detail: apiDoc({ summary: "Usage statistics of a vector index", responses: { 200: jsonContent(VectorStatsJson, "the index's usage") } }),
+      },
     )
-    .use(indexRoutes("/v2/vector/index", accounts, indexes, CreateVectorIndex));
+    .use(indexRoutes("/v2/vector/index", accounts, indexes, CreateVectorIndex, VectorIndexJson));
 }
