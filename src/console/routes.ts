@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { notFound } from "../core/errors.ts";
 import type { StaticRoutes } from "../http/app.ts";
 import consolePage from "./web/index.html";
+import { apiDoc } from "../openapi/doc.ts";
 
 export const CONSOLE_PATH = "/console";
 
@@ -25,6 +26,12 @@ export function consoleEntryRoutes() {
       if (!wantsHtml(request)) throw notFound("not found: GET /");
       return redirect(CONSOLE_PATH, 302);
     },
-    { detail: { summary: "A browser asking for / is sent to the web console at /console", security: [] } },
+    {
+      detail: apiDoc({
+        summary: "A browser asking for / is sent to the web console at /console",
+        security: [],
+        responses: { 302: { description: "to /console (browsers; others get 404)" } },
+      }),
+    },
   );
 }

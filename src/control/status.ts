@@ -3,11 +3,26 @@ import pkg from "../../package.json" with { type: "json" };
 import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
 import type { MessageCensus } from "../messages/store.ts";
+import { Type } from "@sinclair/typebox";
+import { apiDoc, jsonContent } from "../openapi/doc.ts";
 
 export interface StatusDeps {
   messageCounts(accountId: string, nowMs: number): MessageCensus | Promise<MessageCensus>;
   dlqCount(accountId: string): number | Promise<number>;
 }
+
+const Count = Type.Integer({ minimum: 0 });
+const StatusJson = Type.Object({
+  version: Type.String(),
+  userId: Type.String(),
+  email: Type.String(),
+  plan: Type.String(),
+  dialect: Type.String(),
+  headerPrefix: Type.String(),
+  clock: Type.Object({ mode: Type.String(), now: Type.Integer({ description: "Unix ms" }) }),
+  messages: Type.Object({ due: Count, delayed: Count, inFlight: Count, waiting: Count }),
+  dlq: Count,
+});
 
 /**
  * `GET /__svc/status`: who the token belongs to, how this server speaks (dialect, header prefix,
@@ -31,6 +46,11 @@ export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
         dlq: await deps.dlqCount(account.id),
       };
     },
-    { detail: { summary: "The caller's account, the server's dialect and clock, and live message counts" } },
+    {
+      detail: apiDoc({
+        summary: "The caller's account, the server's dialect and clock, and live message counts",
+        responses: { 200: jsonContent(StatusJson, "the account and the server") },
+      }),
+    },
   );
 }

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { HttpError } from "../core/errors.ts";
 import type { ServerMetrics } from "./prometheus.ts";
+import { apiDoc } from "../openapi/doc.ts";
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
@@ -22,6 +23,12 @@ export function metricsRoutes(metrics: ServerMetrics, metricsToken: string) {
         throw new HttpError(401, "Unauthorized: /metrics takes the metrics token (--metrics-token)", { "www-authenticate": 'Bearer realm="svcd metrics"' });
       return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
     },
-    { detail: { summary: "Prometheus metrics (Bearer: the metrics token, not an account token)", security: [] } },
+    {
+      detail: apiDoc({
+        summary: "Prometheus metrics (Bearer: the metrics token, not an account token)",
+        security: [],
+        responses: { 200: { description: "the Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } } },
+      }),
+    },
   );
 }

@@ -62,8 +62,10 @@ test("every operation of the messaging, management and control APIs documents it
     // The workflow layer's own endpoints are its to document.
     if (path.startsWith("/v2/workflows") || /^\/v2\/(wait|notify|waiters|trigger|batch\/trigger)/.test(path)) continue;
     for (const [method, op] of Object.entries<any>(item)) {
-      const ok = Object.entries<any>(op.responses).filter(([code]) => /^2\d\d$/.test(code));
-      if (ok.length === 0 || ok.some(([, r]) => r.description === "Success" && !r.content)) missing.push(`${method.toUpperCase()} ${path}`);
+      // The generator's placeholder ("Success", no content) is what an undocumented operation gets.
+      const answers = Object.entries<any>(op.responses).filter(([code]) => /^[23]\d\d$/.test(code));
+      if (answers.length === 0 || answers.some(([, r]) => r.description === "Success" && !r.content))
+        missing.push(`${method.toUpperCase()} ${path}`);
     }
   }
   expect(missing).toEqual([]);

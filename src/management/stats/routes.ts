@@ -45,8 +45,11 @@ export function messagingStatsControlRoutes(deps: StatsRouteDeps) {
     async ({ account, query }) =>
       messagingStats(deps.engine, account, parsePeriod(query.period), deps.clock.now(), await deps.dlqCount(account.id)),
     {
-      query: t.Object({ period: t.Optional(t.String()) }),
-      detail: { summary: "The caller's messaging usage statistics (as the management API's), by messaging token" },
+      query: PeriodQuery,
+      detail: apiDoc({
+        summary: "The caller's messaging usage statistics (as the management API's), by messaging token",
+        responses: { 200: jsonContent(MessagingStatsJson, "the account's usage") },
+      }),
     },
   );
 }
