@@ -41,7 +41,7 @@ import { CancelService } from "./messages/cancel.ts";
 import { MessageLifecycle } from "./messages/lifecycle.ts";
 import { PublishService } from "./messages/publish.ts";
 import { Retention } from "./messages/retention.ts";
-import { messageRoutes } from "./messages/routes.ts";
+import { messageRoutes, publishRoute } from "./messages/routes.ts";
 import { readAccountMessages } from "./messages/store.ts";
 import { messagingUsageListener } from "./messages/usage.ts";
 import { MetricsEngine } from "./metrics/engine.ts";
@@ -49,7 +49,7 @@ import { MessageEvents, type MessageListener } from "./model/events.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import { applyQueueFixtures } from "./queues/fixtures.ts";
 import { QueueLanes } from "./queues/lanes.ts";
-import { queueRoutes } from "./queues/routes.ts";
+import { enqueueRoute, queueRoutes } from "./queues/routes.ts";
 import { QueueService } from "./queues/service.ts";
 import { applyScheduleFixtures } from "./schedules/fixtures.ts";
 import { scheduleRoutes } from "./schedules/routes.ts";
@@ -344,6 +344,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     log,
     consoleStaticRoutes,
     observeRequest,
+    // Publishing is the hottest request: Bun routes it straight to its handler.
+    [publishRoute(ctx, publisher), enqueueRoute(ctx, queues, publisher)],
   );
   const managementApp = separateManagement ? buildHttpApp([...controlPlugins, docs, ...managementPlugins], log, {}, observeRequest) : null;
 

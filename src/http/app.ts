@@ -2,8 +2,11 @@ import type { HTMLBundle } from "bun";
 import { Elysia } from "elysia";
 import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
+import { fastRoutes, type FastRoute, type RequestObserver } from "./fast-route.ts";
 import type { RoutePlugin } from "./plugin.ts";
 import { dropNullFields } from "./null-means-unset.ts";
+
+export type { FastRoute, RequestObserver };
 
 /** Routes Bun serves itself, before Elysia: bundled HTML pages (the console) and their assets. */
 export type StaticRoutes = Record<string, HTMLBundle>;
@@ -12,16 +15,20 @@ export type StaticRoutes = Record<string, HTMLBundle>;
  * Builds one Elysia app from route plugins, with the global error mapping and one log line per
  * request. Only the path is logged, never the query string, so tokens never reach the logs.
  */
-/** Told of every answered request: the route pattern it matched (`unmatched` when none). */
-export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
-
-export function buildHttpApp(plugins: RoutePlugin[], log: Logger, staticRoutes: StaticRoutes = {}, observe?: RequestObserver): RoutePlugin {
+export function buildHttpApp(
+  plugins: RoutePlugin[],
+  log: Logger,
+  staticRoutes: StaticRoutes = {},
+  observe?: RequestObserver,
+  fast: FastRoute[] = [],
+): RoutePlugin {
   const started = new WeakMap<Request, number>();
   // Bodies and queries are checked exactly as their schemas say: an unknown field of a schema that
   // refuses them is an error, not silently dropped. `development: false` whatever NODE_ENV says:
   // pages are bundled once, minified and cached, the same under `bun src/main.ts` as in the
   // compiled binary (no hot reload, no dev-server socket).
-  const app: RoutePlugin = new Elysia({ normalize: false, serve: { development: false, routes: staticRoutes } });
+  const routes = { ...staticRoutes, ...fastRoutes(fast, { log, observe, fallback: (request) => app.fetch(request) }) };
+  const app: RoutePlugin = new Elysia({ normalize: false, serve: { development: false, routes: routes as never } });
   installErrorHandling(app, log);
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);

@@ -66,7 +66,7 @@ export function installErrorHandling(app: RoutePlugin, log: Logger) {
   });
 
   function mapError({ code, error, request, path, query }: ErrorContext): Response {
-    if (error instanceof HttpError) return jsonError(error.status, error.message, error.headers);
+    if (error instanceof HttpError) return errorResponse(error, path, log);
     switch (code) {
       case "VALIDATION":
         return jsonError(400, describeValidation(error, query));
@@ -80,19 +80,27 @@ export function installErrorHandling(app: RoutePlugin, log: Logger) {
       }
       case "INVALID_COOKIE_SIGNATURE":
         return jsonError(400, "invalid cookie");
-      default: {
-        // SQLite could not read or write (locked past the busy timeout, disk full, I/O error):
-        // nothing was stored, and the client may try again.
-        if (isStorageUnavailable(error)) {
-          log.warn("storage unavailable", { path, code: (error as { code?: unknown }).code, error: (error as Error).message });
-          return jsonError(503, `storage unavailable: ${(error as Error).message}`);
-        }
-        const status = (error as { status?: number }).status;
-        if (typeof status === "number" && status >= 400 && status < 500)
-          return jsonError(status, (error as Error).message || "bad request");
-        log.error("unhandled error", { path, error: String((error as Error)?.stack ?? error) });
-        return jsonError(500, "internal error");
-      }
+      default:
+        return errorResponse(error, path, log);
     }
   }
+}
+
+/**
+ * What a route's own failure answers (Elysia's hook above, and the fast routes Bun serves before
+ * Elysia): an HttpError as it says, storage that cannot be read or written 503, a bug 500.
+ */
+export function errorResponse(error: unknown, path: string, log: Logger): Response {
+  if (error instanceof HttpError) return jsonError(error.status, error.message, error.headers);
+  // SQLite could not read or write (locked past the busy timeout, disk full, I/O error):
+  // nothing was stored, and the client may try again.
+  if (isStorageUnavailable(error)) {
+    log.warn("storage unavailable", { path, code: (error as { code?: unknown }).code, error: (error as Error).message });
+    return jsonError(503, `storage unavailable: ${(error as Error).message}`);
+  }
+  const status = (error as { status?: number }).status;
+  if (typeof status === "number" && status >= 400 && status < 500)
+    return jsonError(status, (error as Error).message || "bad request");
+  log.error("unhandled error", { path, error: String((error as Error)?.stack ?? error) });
+  return jsonError(500, "internal error");
 }

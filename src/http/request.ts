@@ -4,6 +4,9 @@ export function rawAfter(request: Request, marker: string): string {
   return at < 0 ? "" : request.url.slice(at + marker.length);
 }
 
-export function callerIp(server: { requestIP(r: Request): { address: string } | null } | null, request: Request) {
+/** What a handler needs of the server that received its request. */
+export type RequestServer = { requestIP(r: Request): { address: string } | null } | null;
+
+export function callerIp(server: RequestServer, request: Request) {
   return server?.requestIP(request)?.address;
 }

@@ -1,7 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { notFound } from "../core/errors.ts";
-import { messagingAuth } from "../http/auth.ts";
+import type { Account } from "../accounts/accounts.ts";
+import type { FastRoute } from "../http/app.ts";
+import { authenticateMessaging, messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { readBulkSelection } from "../filters/bulk.ts";
 import { CANCEL_FILTERS, filterDocs } from "../filters/filter.ts";
@@ -9,7 +11,7 @@ import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, rawBody } f
 import { CancelledJson, MessageJson, PublishAnswerJson } from "./api-schemas.ts";
 import { settingParameters } from "./publish-headers.ts";
 import { optionalJsonObject } from "../http/query.ts";
-import { callerIp, rawAfter } from "../http/request.ts";
+import { callerIp, rawAfter, type RequestServer } from "../http/request.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
@@ -19,38 +21,44 @@ import { compact, messageView } from "./views.ts";
 /** Most messages one bulk cancel acts on; more matches answer a cursor to continue with. */
 const MAX_BULK_CANCEL = 10_000;
 
+/** `POST /v2/publish/*` as Bun serves it before Elysia's router (the same answer as the route above). */
+export function publishRoute(ctx: AppContext, publisher: PublishService): FastRoute {
+  return {
+    method: "POST",
+    path: "/v2/publish/*",
+    handle: (request, server) => publishAnswer(ctx, publisher, authenticateMessaging(ctx.accounts, ctx.dialect, request), request, server),
+  };
+}
+
+async function publishAnswer(ctx: AppContext, publisher: PublishService, account: Account, request: Request, server: RequestServer) {
+  const { destination, query } = parseDestination(rawAfter(request, "/v2/publish/"), ctx.dialect);
+  const body = await readBodyLimited(request, account.limits.maxMessageSize);
+  const result = await publisher.publish({
+    account,
+    destination,
+    headers: request.headers,
+    query,
+    body,
+    callerIp: callerIp(server, request),
+  });
+  return Response.json(result.body, { status: result.status });
+}
+
 export function messageRoutes(ctx: AppContext, publisher: PublishService, store: MessageStorage, cancels: CancelService) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .post(
-      "/v2/publish/*",
-      async ({ request, account, server, set }) => {
-        const { destination, query } = parseDestination(rawAfter(request, "/v2/publish/"), ctx.dialect);
-        const body = await readBodyLimited(request, account.limits.maxMessageSize);
-        const result = await publisher.publish({
-          account,
-          destination,
-          headers: request.headers,
-          query,
-          body,
-          callerIp: callerIp(server, request),
-        });
-        set.status = result.status;
-        return result.body;
-      },
-      {
-        parse: "none",
-        detail: apiDoc({
-          summary: "Publish a message to a URL or a URL Group",
-          parameters: settingParameters(ctx.dialect),
-          requestBody: rawBody("the message body, delivered as is"),
-          responses: {
-            200: jsonContent(PublishAnswerJson, "stored: the message, or one per endpoint of a URL Group"),
-            202: jsonContent(PublishAnswerJson, "every message was a duplicate"),
-          },
-        }),
-      },
-    )
+    .post("/v2/publish/*", ({ request, account, server }) => publishAnswer(ctx, publisher, account, request, server), {
+      parse: "none",
+      detail: apiDoc({
+        summary: "Publish a message to a URL or a URL Group",
+        parameters: settingParameters(ctx.dialect),
+        requestBody: rawBody("the message body, delivered as is"),
+        responses: {
+          200: jsonContent(PublishAnswerJson, "stored: the message, or one per endpoint of a URL Group"),
+          202: jsonContent(PublishAnswerJson, "every message was a duplicate"),
+        },
+      }),
+    })
     .get(
       "/v2/messages/:messageId",
       async ({ account, params }) => {

@@ -2,11 +2,13 @@ import type { Read } from "../store/group-commit.ts";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
-import { messagingAuth } from "../http/auth.ts";
+import type { Account } from "../accounts/accounts.ts";
+import type { FastRoute } from "../http/app.ts";
+import { authenticateMessaging, messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { parseDestination } from "../messages/destination.ts";
 import type { PublishService } from "../messages/publish.ts";
-import { callerIp, rawAfter } from "../http/request.ts";
+import { callerIp, rawAfter, type RequestServer } from "../http/request.ts";
 import type { QueueService } from "./service.ts";
 import { Type } from "@sinclair/typebox";
 import { apiDoc, jsonContent, rawBody } from "../openapi/doc.ts";
@@ -48,30 +50,52 @@ export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: Pu
       ({ account, params }) => write(() => queues.setPaused(account, params.name, false, ctx.clock.now())),
       { params: QueueParams, detail: apiDoc({ summary: "Resume a queue", responses: { 200: EMPTY_OK } }) },
     )
-    .post(
-      "/v2/enqueue/*",
-      async ({ request, account, server, set }) => {
-        const rest = rawAfter(request, "/v2/enqueue/");
-        const slash = rest.indexOf("/");
-        if (slash <= 0) throw badRequest("invalid enqueue path: expected /v2/enqueue/{queue}/{destination}");
-        const queueName = decodeName(rest.slice(0, slash));
-        queues.checkCanUse(account, queueName);
-        const { destination, query } = parseDestination(rest.slice(slash + 1), ctx.dialect);
-        const body = await readBodyLimited(request, account.limits.maxMessageSize);
-        const result = await publisher.publish({
-          account,
-          destination,
-          headers: request.headers,
-          query,
-          body,
-          callerIp: callerIp(server, request),
-          queueName,
-        });
-        set.status = result.status;
-        return result.body;
-      },
-      { parse: "none", detail: apiDoc({ summary: "Publish a message into a queue (created if missing)", parameters: settingParameters(ctx.dialect), requestBody: rawBody("the message body, delivered as is"), responses: { 200: jsonContent(PublishAnswerJson, "stored"), 202: jsonContent(PublishAnswerJson, "a duplicate") } }) },
-    );
+    .post("/v2/enqueue/*", ({ request, account, server }) => enqueueAnswer(ctx, queues, publisher, account, request, server), {
+      parse: "none",
+      detail: apiDoc({
+        summary: "Publish a message into a queue (created if missing)",
+        parameters: settingParameters(ctx.dialect),
+        requestBody: rawBody("the message body, delivered as is"),
+        responses: { 200: jsonContent(PublishAnswerJson, "stored"), 202: jsonContent(PublishAnswerJson, "a duplicate") },
+      }),
+    });
+}
+
+/** `POST /v2/enqueue/*` as Bun serves it before Elysia's router (the same answer as the route above). */
+export function enqueueRoute(ctx: AppContext, queues: QueueService, publisher: PublishService): FastRoute {
+  return {
+    method: "POST",
+    path: "/v2/enqueue/*",
+    handle: (request, server) =>
+      enqueueAnswer(ctx, queues, publisher, authenticateMessaging(ctx.accounts, ctx.dialect, request), request, server),
+  };
+}
+
+async function enqueueAnswer(
+  ctx: AppContext,
+  queues: QueueService,
+  publisher: PublishService,
+  account: Account,
+  request: Request,
+  server: RequestServer,
+) {
+  const rest = rawAfter(request, "/v2/enqueue/");
+  const slash = rest.indexOf("/");
+  if (slash <= 0) throw badRequest("invalid enqueue path: expected /v2/enqueue/{queue}/{destination}");
+  const queueName = decodeName(rest.slice(0, slash));
+  queues.checkCanUse(account, queueName);
+  const { destination, query } = parseDestination(rest.slice(slash + 1), ctx.dialect);
+  const body = await readBodyLimited(request, account.limits.maxMessageSize);
+  const result = await publisher.publish({
+    account,
+    destination,
+    headers: request.headers,
+    query,
+    body,
+    callerIp: callerIp(server, request),
+    queueName,
+  });
+  return Response.json(result.body, { status: result.status });
 }
 
 function decodeName(raw: string): string {
