@@ -1,8 +1,8 @@
 import chromium from "@sparticuz/chromium";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
 
 /**
  * A real headless Chromium, the binary `@sparticuz/chromium` ships inside its npm package (it is
@@ -58,4 +58,78 @@ export function watchPage(page: Page, allowedOrigin: string) {
     if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(`console.error: ${message.text()}`);
   });
   return { foreignRequests, errors };
+}
+
+/** How long a browser test waits for the console to show something. */
+export const UI_WAIT = 10_000;
+
+// Callbacks given to page.evaluate/waitForFunction run inside the browser. The tests are typed for
+// the server (no DOM library), so they reach the page's globals through `(globalThis as any)`.
+
+/**
+ * What a user does with the console, as browser tests say it: follow a link of the navigation,
+ * wait for a text, press a button by its label, take a screenshot for the docs.
+ * `screenshotDir` (from `SVCD_SCREENSHOTS`) is where pictures go; none are taken without it.
+ */
+export function consoleDriver(page: Page, screenshotDir = process.env.SVCD_SCREENSHOTS) {
+  const waitForPath = (path: string) => page.waitForFunction((p) => (globalThis as any).location.pathname === p, { timeout: UI_WAIT }, path);
+  return {
+    waitForPath,
+    /** Follows a link of the page's own navigation, as a user clicks it. */
+    async go(path: string) {
+      const target = path === "/" ? "/console" : `/console${path}`;
+      await page.click(`nav a[href="${target}"]`);
+      await waitForPath(target);
+    },
+    textOf: (selector: string): Promise<string> => page.$eval(selector, (el) => (el as any).innerText),
+    /** Waits until an element matching `selector` shows `text`. */
+    waitForText: (selector: string, text: string) =>
+      page.waitForFunction(
+        (sel, t) => Array.from((globalThis as any).document.querySelectorAll(sel)).some((el) => (el as any).innerText.includes(t)),
+        { timeout: UI_WAIT },
+        selector,
+        text,
+      ),
+    /** Waits until no element matching `selector` shows `text`. */
+    waitForNoText: (selector: string, text: string) =>
+      page.waitForFunction(
+        (sel, t) => !Array.from((globalThis as any).document.querySelectorAll(sel)).some((el) => (el as any).innerText.includes(t)),
+        { timeout: UI_WAIT },
+        selector,
+        text,
+      ),
+    /** Clicks the enabled button labelled `label` inside `scope`, once there is one. */
+    async clickButton(scope: string, label: string) {
+      const button = await page.waitForFunction(
+        (s, l) => Array.from((globalThis as any).document.querySelectorAll(`${s} button`)).find((b) => (b as any).innerText.trim() === l && !(b as any).disabled),
+        { timeout: UI_WAIT },
+        scope,
+        label,
+      );
+      await button.evaluate((b) => (b as any).click());
+    },
+    /** Types into the field labelled `label` inside `scope` (its current value replaced). */
+    async fill(scope: string, label: string, value: string) {
+      const handle = await page.waitForFunction(
+        (s, l) =>
+          Array.from((globalThis as any).document.querySelectorAll(`${s} label`))
+            .map((el) => el as any)
+            .find((el) => el.querySelector(":scope > span")?.innerText.trim() === l)
+            ?.querySelector("input, textarea, select"),
+        { timeout: UI_WAIT },
+        scope,
+        label,
+      );
+      const field = handle.asElement() as ElementHandle;
+      await field.evaluate((el) => ((el as any).value = ""));
+      await field.type(value);
+    },
+    async shoot(name: string) {
+      if (!screenshotDir) return;
+      mkdirSync(screenshotDir, { recursive: true });
+      // Notices of earlier actions would cover the picture.
+      await page.evaluate(() => (globalThis as any).document.querySelector(".toasts")?.replaceChildren());
+      await page.screenshot({ path: join(screenshotDir, name) as `${string}.png` });
+    },
+  };
 }

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Page } from "puppeteer-core";
 import { consoleLink } from "../../src/banner.ts";
-import { launchBrowser, watchPage } from "../helpers/browser.ts";
+import { consoleDriver, launchBrowser, UI_WAIT, watchPage } from "../helpers/browser.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -14,12 +12,8 @@ let receiver: Receiver;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let page: Page;
 let watched: ReturnType<typeof watchPage>;
-/** `SVCD_SCREENSHOTS=docs/img bun test test/integration/console.test.ts` refreshes the README's pictures. */
-const screenshotDir = process.env.SVCD_SCREENSHOTS;
-
-const UI_WAIT = 10_000;
-// Callbacks given to page.evaluate/waitForFunction run inside the browser. This program is typed for
-// the server (no DOM library), so they reach the page's globals through `(globalThis as any)`.
+let ui: ReturnType<typeof consoleDriver>;
+// `SVCD_SCREENSHOTS=docs/img bun test test/integration/console` refreshes the docs' pictures.
 /** Each test drives a browser through several page loads; bun's default 5 s per test is too tight under load. */
 const TEST_TIMEOUT = 30_000;
 
@@ -29,6 +23,7 @@ beforeAll(async () => {
   await page.setViewport({ width: 1280, height: 800 });
   watched = watchPage(page, svc.url);
   page.on("dialog", (dialog) => void dialog.accept());
+  ui = consoleDriver(page);
   await page.goto(consoleLink(svc.url, svc.token));
 });
 
@@ -49,51 +44,13 @@ const publish = async (path: string, headers: Record<string, string> = {}, body 
   return ((await res.json()) as { messageId: string }).messageId;
 };
 
-/** Follows a link of the page's own navigation, as a user clicks it. */
-const go = async (path: string) => {
-  const target = path === "/" ? "/console" : `/console${path}`;
-  await page.click(`nav a[href="${target}"]`);
-  await page.waitForFunction((p) => (globalThis as any).location.pathname === p, { timeout: UI_WAIT }, target);
-};
-
-const textOf = (selector: string) => page.$eval(selector, (el) => (el as any).innerText);
-const waitForText = (selector: string, text: string) =>
-  page.waitForFunction(
-    (sel, t) => Array.from((globalThis as any).document.querySelectorAll(sel)).some((el) => (el as any).innerText.includes(t)),
-    { timeout: UI_WAIT },
-    selector,
-    text,
-  );
-
-const clickButton = async (scope: string, label: string) => {
-  await page.waitForFunction(
-    (s, l) => Array.from((globalThis as any).document.querySelectorAll(`${s} button`)).some((b) => (b as any).innerText.trim() === l && !(b as any).disabled),
-    { timeout: UI_WAIT },
-    scope,
-    label,
-  );
-  await page.evaluate(
-    (s, l) => (Array.from((globalThis as any).document.querySelectorAll(`${s} button`)).find((b) => (b as any).innerText.trim() === l) as any).click(),
-    scope,
-    label,
-  );
-};
-
-const shoot = async (name: string) => {
-  if (!screenshotDir) return;
-  mkdirSync(screenshotDir, { recursive: true });
-  // Notices of earlier tests' actions would cover the picture.
-  await page.evaluate(() => (globalThis as any).document.querySelector(".toasts")?.replaceChildren());
-  await page.screenshot({ path: join(screenshotDir, name) as `${string}.png` });
-};
-
 describe("web console in a real browser", () => {
   test("the banner's link opens the console, keeps the token out of the address bar, and / leads there", async () => {
     await page.waitForSelector("nav a[aria-current=page]", { timeout: UI_WAIT });
     expect(page.url()).toBe(`${svc.url}/console`);
     expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem("svcd.console.token"))).toBe(svc.token);
-    await waitForText(".topbar", "svcd-dev-user");
-    expect(await textOf(".topbar")).toContain("manual clock");
+    await ui.waitForText(".topbar", "svcd-dev-user");
+    expect(await ui.textOf(".topbar")).toContain("manual clock");
 
     // A browser asking for / is sent to the console; an API client still gets the JSON 404.
     await page.goto(`${svc.url}/`);
@@ -127,7 +84,7 @@ describe("web console in a real browser", () => {
   }, TEST_TIMEOUT);
 
   test("a message published through the API shows up live, and its timeline follows it to DELIVERED", async () => {
-    await go("/messages");
+    await ui.go("/messages");
     const messageId = await publish("/orders?id=7", { "content-type": "application/json", "Svc-Label": "orders" }, '{"order":7}');
     await svc.api("/__svc/flush", { method: "POST" });
     await receiver.waitFor(1);
@@ -135,13 +92,13 @@ describe("web console in a real browser", () => {
     // No reload: the list polls.
     await page.waitForSelector(`a[href="/console/messages/${messageId}"]`, { timeout: UI_WAIT });
     await page.click(`td a[href="/console/messages/${messageId}"]`);
-    await waitForText(".timeline", "DELIVERED");
+    await ui.waitForText(".timeline", "DELIVERED");
     const timeline = await page.$$eval(".timeline li > .badge:first-child", (els) => els.map((e) => (e as any).innerText));
     expect(timeline[0]).toBe("CREATED");
     expect(timeline.at(-1)).toBe("DELIVERED");
-    expect(await textOf("main")).toContain('"order": 7');
-    expect(await textOf("main")).toContain(`${receiver.url}/orders?id=7`);
-    await waitForText("details.attempt", "200");
+    expect(await ui.textOf("main")).toContain('"order": 7');
+    expect(await ui.textOf("main")).toContain(`${receiver.url}/orders?id=7`);
+    await ui.waitForText("details.attempt", "200");
   }, TEST_TIMEOUT);
 
   test("a DLQ entry retried from the console is delivered", async () => {
@@ -154,22 +111,22 @@ describe("web console in a real browser", () => {
     await waitUntil(async () => (await dlqIds()).length === 3, { what: "the DLQ entries" });
     const entry = (await dlqIds()).find((m) => m.messageId === failedId)!;
 
-    await go("/dlq");
+    await ui.go("/dlq");
     await page.waitForSelector(`td a[href="/console/dlq/${entry.dlqId}"]`, { timeout: UI_WAIT });
-    await waitForText("table", "503");
-    await shoot("console-dlq.png");
+    await ui.waitForText("table", "503");
+    await ui.shoot("console-dlq.png");
 
     receiver.setHandler(undefined);
     await page.click(`td a[href="/console/dlq/${entry.dlqId}"]`);
-    await waitForText(".page-head", "DLQ entry");
-    expect(await textOf("main")).toContain("retry me");
-    expect(await textOf("main")).toContain(failedId);
-    await clickButton(".page-head", "Retry");
+    await ui.waitForText(".page-head", "DLQ entry");
+    expect(await ui.textOf("main")).toContain("retry me");
+    expect(await ui.textOf("main")).toContain(failedId);
+    await ui.clickButton(".page-head", "Retry");
 
     // The console opens the new message; it is delivered and the DLQ is empty.
     await page.waitForFunction((old) => /^\/console\/messages\/msg_/.test((globalThis as any).location.pathname) && !(globalThis as any).location.pathname.endsWith(old), { timeout: UI_WAIT }, failedId);
     await svc.api("/__svc/flush", { method: "POST" });
-    await waitForText(".timeline", "DELIVERED");
+    await ui.waitForText(".timeline", "DELIVERED");
     await receiver.waitFor(1, { match: (r) => r.text === "retry me" && r.path === "/fragile" && r.headers.get("svc-retried") === "0" && r.receivedAt > 0 });
     expect((await dlqIds()).map((m) => m.messageId)).not.toContain(failedId);
     expect((await dlqIds()).length).toBe(2);
@@ -180,24 +137,24 @@ describe("web console in a real browser", () => {
     expect(created.status).toBe(200);
     const isPaused = async () => ((await (await svc.api("/v2/schedules/tick")).json()) as { isPaused: boolean }).isPaused;
 
-    await go("/schedules");
+    await ui.go("/schedules");
     await page.waitForSelector('tr[data-schedule="tick"]', { timeout: UI_WAIT });
-    await clickButton('tr[data-schedule="tick"]', "Pause");
+    await ui.clickButton('tr[data-schedule="tick"]', "Pause");
     await waitUntil(isPaused, { what: "schedule paused" });
-    await waitForText('tr[data-schedule="tick"]', "paused");
-    await clickButton('tr[data-schedule="tick"]', "Resume");
+    await ui.waitForText('tr[data-schedule="tick"]', "paused");
+    await ui.clickButton('tr[data-schedule="tick"]', "Resume");
     await waitUntil(async () => !(await isPaused()), { what: "schedule resumed" });
     await page.waitForFunction(() => !(globalThis as any).document.querySelector('tr[data-schedule="tick"]')?.textContent?.includes("paused"), { timeout: UI_WAIT });
   }, TEST_TIMEOUT);
 
   test("advancing the manual clock from the console delivers a delayed message", async () => {
     const messageId = await publish("/later", { "Svc-Delay": "1h" }, "an hour later");
-    await go("/test-double");
-    await clickButton("main", "+10m");
-    await waitForText(".toast", "timer");
+    await ui.go("/test-double");
+    await ui.clickButton("main", "+10m");
+    await ui.waitForText(".toast", "timer");
     expect(receiver.received.filter((r) => r.path === "/later")).toEqual([]);
 
-    await clickButton("main", "+1h");
+    await ui.clickButton("main", "+1h");
     await receiver.waitFor(1, { match: (r) => r.path === "/later" && r.text === "an hour later" });
     await waitUntil(async () => ((await (await svc.api(`/v2/logs?messageId=${messageId}&state=DELIVERED`)).json()) as { logs: unknown[] }).logs.length === 1, {
       what: "the delayed message logged DELIVERED",
@@ -210,9 +167,9 @@ describe("web console in a real browser", () => {
     await svc.api("/__svc/flush", { method: "POST" });
     await publish("/chart/later", { "Svc-Delay": "1d" });
 
-    await go("/");
-    await waitForText(".legend-totals", "Delivered 4");
-    await waitForText(".legend-totals", "Failed (to DLQ) 1");
+    await ui.go("/");
+    await ui.waitForText(".legend-totals", "Delivered 4");
+    await ui.waitForText(".legend-totals", "Failed (to DLQ) 1");
     await page.waitForFunction(() => (globalThis as any).document.querySelector("[data-testid=delayed]")?.textContent === "1", { timeout: UI_WAIT });
     // The "Delivered" series is drawn: its colour appears on the chart's canvas.
     const drawn = await page.waitForFunction(
@@ -230,11 +187,11 @@ describe("web console in a real browser", () => {
       { timeout: UI_WAIT, polling: 100 },
     );
     expect(Number(await drawn.jsonValue())).toBeGreaterThan(10);
-    await shoot("console-overview.png");
+    await ui.shoot("console-overview.png");
   }, TEST_TIMEOUT);
 
   test("keyboard navigation and a narrow window", async () => {
-    await go("/");
+    await ui.go("/");
     await page.keyboard.press("g");
     await page.keyboard.press("d");
     await page.waitForFunction(() => (globalThis as any).location.pathname === "/console/dlq", { timeout: UI_WAIT });

@@ -11,6 +11,7 @@ import { QueuesPage } from "./pages/queues.tsx";
 import { SchedulesPage } from "./pages/schedules.tsx";
 import { TestDoublePage } from "./pages/test-double.tsx";
 import { UrlGroupsPage } from "./pages/url-groups.tsx";
+import { WorkflowsPage } from "./pages/workflows.tsx";
 
 export interface PageDef {
   /** First path segment below /console (`/` is the overview). */
@@ -26,6 +27,7 @@ export const PAGES: PageDef[] = [
   { path: "/", title: "Overview", key: "o", nav: true, component: OverviewPage },
   { path: "/messages", title: "Messages", key: "m", nav: true, component: MessagesPage },
   { path: "/dlq", title: "DLQ", key: "d", nav: true, component: DlqPage },
+  { path: "/workflows", title: "Workflows", key: "w", nav: true, component: WorkflowsPage },
   { path: "/schedules", title: "Schedules", key: "s", nav: true, component: SchedulesPage },
   { path: "/url-groups", title: "URL Groups", key: "u", nav: true, component: UrlGroupsPage },
   { path: "/queues", title: "Queues", key: "q", nav: true, component: QueuesPage },

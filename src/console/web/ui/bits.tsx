@@ -68,6 +68,10 @@ const STATE_TONE: Record<string, string> = {
   STEP_FAILED: "bad",
   STEP_PROGRESS: "info",
   STEP_CANCELED: "muted",
+  CALLBACK_INPROGRESS: "info",
+  CALLBACK_SUCCESS: "good",
+  CALLBACK_FAIL: "bad",
+  CALLBACK_CANCELED: "muted",
 };
 
 export function Badge({ tone = "muted", children, title }: { tone?: string; children: ComponentChildren; title?: string }) {

@@ -1,0 +1,172 @@
+import { useEffect, useState } from "preact/hooks";
+import { formatTime, relative } from "../format.ts";
+import { usePoll } from "../live.ts";
+import { href, type Route } from "../router.ts";
+import { useStatus } from "../status.ts";
+import { Empty, ErrorBox, Loading, PageHead, StateBadge, StatusCode } from "../ui/bits.tsx";
+import { apiFilters, FilterBar, type FilterField } from "../ui/filters.tsx";
+import { act } from "../ui/toast.tsx";
+import { deleteWorkflowDlq, readWorkflowDlq, restartRun, resumeRun, retryFailureFunction, startRuns, type WorkflowDlqEntry } from "../workflows-api.ts";
+import { openStartedRun, WorkflowTabs } from "./workflow-actions.tsx";
+
+const WORKFLOW_DLQ_FILTERS: FilterField[] = [
+  { key: "workflowRunId", label: "Run id", placeholder: "wfr_…" },
+  { key: "workflowUrl", label: "URL", placeholder: "https://…/workflow" },
+  { key: "label", label: "Label" },
+  { key: "fromDate", label: "From", kind: "datetime" },
+  { key: "toDate", label: "To", kind: "datetime" },
+];
+
+/** DLQ ids are `<unix ms>-<seq>`: the time the run failed. */
+const failedAt = (e: WorkflowDlqEntry) => Number(e.dlqId.split("-")[0]) || e.createdAt;
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+function Actions({ e }: { e: WorkflowDlqEntry }) {
+  return (
+    <>
+      <button type="button" class="small primary" title="A new run that keeps the steps that succeeded and runs the failed one again" onClick={() => openStartedRun("Resume", () => resumeRun(e.dlqId))}>
+        Resume
+      </button>
+      <button type="button" class="small" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(e.dlqId))}>
+        Restart
+      </button>
+      {e.failureCallback && (
+        <button type="button" class="small" title="Call the run's failure function again" onClick={() => act("Failure function", () => retryFailureFunction(e.dlqId), () => `Failure function of ${e.workflowRunId} called again`)}>
+          Retry failure function
+        </button>
+      )}
+      <button
+        type="button"
+        class="small danger"
+        aria-label={`Delete ${e.dlqId}`}
+        onClick={() => confirm(`Delete the DLQ entry of run ${e.workflowRunId}?`) && act("Delete", () => deleteWorkflowDlq([e.dlqId]), () => `Deleted ${e.dlqId}`)}
+      >
+        Delete
+      </button>
+    </>
+  );
+}
+
+/** The DLQ of failed workflow runs: resume, restart, call the failure function again, delete. */
+export function WorkflowDlq({ route }: { route: Route }) {
+  const query = apiFilters(WORKFLOW_DLQ_FILTERS, route.query);
+  const key = JSON.stringify(query);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const list = usePoll(() => readWorkflowDlq({ ...query, count: 50, cursor }), `wf-dlq|${key}|${cursor ?? ""}`);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  useEffect(() => setSelected(new Set()), [key]);
+  const now = useStatus().data?.clock.now ?? Date.now();
+  const entries = list.data?.messages ?? [];
+  const chosen = entries.filter((e) => selected.has(e.dlqId)).map((e) => e.dlqId);
+  const allChecked = entries.length > 0 && entries.every((e) => selected.has(e.dlqId));
+  const toggle = (id: string) => {
+    const next = new Set(selected);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    setSelected(next);
+  };
+  const bulk = async <T,>(label: string, run: () => Promise<T>, describe: (answer: T) => string) => {
+    if (await act(label, run, describe)) setSelected(new Set());
+  };
+
+  return (
+    <>
+      <PageHead title="Workflows" sub="Runs whose step ran out of retries. Resume keeps the steps that succeeded; restart starts over from the initial payload." />
+      <WorkflowTabs current="dlq" />
+      <FilterBar fields={WORKFLOW_DLQ_FILTERS} path="/workflows/dlq" />
+      {chosen.length > 0 && (
+        <div class="selection-bar" role="region" aria-label="Selected entries">
+          <span>{chosen.length} selected</span>
+          <button
+            type="button"
+            class="primary"
+            onClick={() => bulk("Resume", () => startRuns("resume", chosen), (a) => `Resumed ${plural(a.workflowRuns.length, "run", "runs")}`)}
+          >
+            Resume selected
+          </button>
+          <button
+            type="button"
+            onClick={() => bulk("Restart", () => startRuns("restart", chosen), (a) => `Restarted ${plural(a.workflowRuns.length, "run", "runs")}`)}
+          >
+            Restart selected
+          </button>
+          <button
+            type="button"
+            class="danger"
+            onClick={() => confirm(`Delete ${plural(chosen.length, "entry", "entries")}?`) && bulk("Delete", () => deleteWorkflowDlq(chosen), (a) => `Deleted ${plural(a.deleted, "entry", "entries")}`)}
+          >
+            Delete selected
+          </button>
+          <button type="button" onClick={() => setSelected(new Set())}>
+            Clear
+          </button>
+        </div>
+      )}
+      {list.error && <ErrorBox error={list.error} />}
+      {list.loading && !list.data && <Loading />}
+      {list.data && entries.length === 0 && <Empty>No failed workflow run waits in the DLQ.</Empty>}
+      {entries.length > 0 && (
+        <div class="table-wrap">
+          <table class="table" aria-label="Failed workflow runs">
+            <thead>
+              <tr>
+                <th class="check">
+                  <input type="checkbox" aria-label="Select all shown" checked={allChecked} onChange={() => setSelected(allChecked ? new Set() : new Set(entries.map((e) => e.dlqId)))} />
+                </th>
+                <th>Failed</th>
+                <th>Run</th>
+                <th>URL</th>
+                <th>Answer</th>
+                <th class="hide-narrow">Failure function</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((e) => (
+                <tr key={e.dlqId} data-row tabIndex={0} data-dlq={e.dlqId} class={selected.has(e.dlqId) ? "selected" : ""}>
+                  <td class="check">
+                    <input type="checkbox" aria-label={`Select ${e.dlqId}`} checked={selected.has(e.dlqId)} onChange={() => toggle(e.dlqId)} />
+                  </td>
+                  <td class="nowrap">
+                    <a href={href(`/dlq/${e.dlqId}`)} title="The DLQ entry: request and last answer">
+                      {formatTime(failedAt(e))}
+                    </a>
+                    <div class="muted small">{relative(failedAt(e), now)}</div>
+                  </td>
+                  <td>
+                    <a class="mono id" href={href(`/workflows/runs/${e.workflowRunId}`)} title={e.workflowRunId}>
+                      {e.workflowRunId}
+                    </a>
+                  </td>
+                  <td class="mono ellipsis" title={e.workflowUrl}>
+                    {e.workflowUrl}
+                  </td>
+                  <td>
+                    <StatusCode status={e.responseStatus} />
+                  </td>
+                  <td class="hide-narrow">{e.failureCallbackInfo?.state ? <StateBadge state={e.failureCallbackInfo.state} /> : <span class="muted">{e.failureCallback ? "—" : "none"}</span>}</td>
+                  <td class="row-actions">
+                    <Actions e={e} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <p class="more">
+        {cursor && (
+          <button type="button" onClick={() => setCursor(undefined)}>
+            ← Newest
+          </button>
+        )}
+        {list.data?.cursor && (
+          <button type="button" onClick={() => setCursor(list.data!.cursor)}>
+            Older →
+          </button>
+        )}
+      </p>
+    </>
+  );
+}

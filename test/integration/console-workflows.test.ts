@@ -1,0 +1,164 @@
+/**
+ * The console's Workflows page in a real Chromium, against runs of the official workflow SDK
+ * (`@upstash/workflow`) served by a local app on svcd in the hosted dialect.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import type { Page } from "puppeteer-core";
+import { consoleLink } from "../../src/banner.ts";
+import { consoleDriver, launchBrowser, UI_WAIT, watchPage } from "../helpers/browser.ts";
+import { waitUntil } from "../helpers/wait.ts";
+import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
+
+let w: WorkflowWorld;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let page: Page;
+let watched: ReturnType<typeof watchPage>;
+let ui: ReturnType<typeof consoleDriver>;
+const TEST_TIMEOUT = 30_000;
+
+beforeAll(async () => {
+  [w, browser] = await Promise.all([startWorkflowWorld(), launchBrowser()]);
+  page = await browser.browser.newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  watched = watchPage(page, w.svc.url);
+  page.on("dialog", (dialog) => void dialog.accept());
+  ui = consoleDriver(page);
+  await page.goto(consoleLink(w.svc.url, w.svc.token));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await w?.stop();
+});
+
+beforeEach(async () => {
+  await w.svc.api("/__svc/reset", { method: "POST" });
+});
+
+const runRow = (runId: string) => `tr:has(a[href="/console/workflows/runs/${runId}"])`;
+/** Opens a run from the list (it shows the run within a poll). */
+const openRun = async (runId: string) => {
+  await page.waitForSelector(`${runRow(runId)} a.id`, { timeout: UI_WAIT });
+  await page.click(`${runRow(runId)} a.id`);
+  await ui.waitForPath(`/console/workflows/runs/${runId}`);
+};
+const stateOf = async (runId: string) => (await w.run(runId))?.workflowState;
+
+describe("the console's Workflows page", () => {
+  test("a run of the workflow SDK shows in the list and opens with its steps, parallel branches and result", async () => {
+    const url = w.serve<{ n: number }>("/wf/order", async (context) => {
+      const a = await context.run("add-one", () => context.requestPayload.n + 1);
+      const [x, y] = await Promise.all([context.run("double", () => a * 2), context.run("triple", () => a * 3)]);
+      return await context.run("sum", () => ({ total: x + y }));
+    });
+    const { workflowRunId } = await w.client.trigger({ url, body: { n: 4 }, label: "orders" });
+    await w.flush();
+    expect(await stateOf(workflowRunId)).toBe("RUN_SUCCESS");
+
+    await ui.go("/workflows");
+    await ui.waitForText(runRow(workflowRunId), "RUN_SUCCESS");
+    expect(await ui.textOf(runRow(workflowRunId))).toContain(url);
+    expect(await ui.textOf(runRow(workflowRunId))).toContain("orders");
+
+    // The state filter keeps it out of the failed runs, in the list and in the address.
+    await page.select("form.filters select", "RUN_FAILED");
+    await ui.waitForText("main", "No run matches.");
+    expect(page.url()).toContain("state=RUN_FAILED");
+    await ui.clickButton("form.filters", "Clear 1");
+    await page.waitForSelector(runRow(workflowRunId), { timeout: UI_WAIT });
+
+    await openRun(workflowRunId);
+    await ui.waitForText("[data-testid=run-result]", '"total": 25');
+    const groups = await page.$$eval(".wf-steps > li", (els) =>
+      els.map((li) => ({ parallel: (li as any).classList.contains("parallel"), steps: Array.from((li as any).querySelectorAll("[data-step]")).map((s) => (s as any).dataset.step) })),
+    );
+    expect(groups[0]).toEqual({ parallel: false, steps: ["init"] });
+    expect(groups[1]).toEqual({ parallel: false, steps: ["add-one"] });
+    expect(groups[2]!.parallel).toBe(true);
+    expect([...groups[2]!.steps].sort()).toEqual(["double", "triple"]);
+    expect(groups[3]).toEqual({ parallel: false, steps: ["sum"] });
+    expect(await ui.textOf('[data-step="add-one"]')).toContain("STEP_SUCCESS");
+    expect(await ui.textOf('[data-step="triple"]')).toContain("15");
+    expect(await ui.textOf("main")).toContain('"n": 4');
+    await ui.shoot("console-workflow-run.png");
+  }, TEST_TIMEOUT);
+
+  test("a waiting run is canceled from the list", async () => {
+    const url = w.serve("/wf/waits", async (context) => {
+      await context.run("before", () => "ready");
+      await context.waitForEvent("approval", "approved", { timeout: "1h" });
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(await stateOf(workflowRunId)).toBe("RUN_STARTED");
+
+    await ui.go("/workflows");
+    await ui.waitForText(runRow(workflowRunId), "RUN_STARTED");
+    await ui.clickButton(runRow(workflowRunId), "Cancel");
+    await waitUntil(async () => (await stateOf(workflowRunId)) === "RUN_CANCELED", { what: "the run canceled" });
+    await ui.waitForText(runRow(workflowRunId), "RUN_CANCELED");
+  }, TEST_TIMEOUT);
+
+  test("a failed run shows its failed step and error; from the workflow DLQ it is resumed, its failure function called again, its entry deleted", async () => {
+    let broken = true;
+    let failureCalls = 0;
+    const url = w.serve<{ id: number }>(
+      "/wf/fragile",
+      async (context) => {
+        await context.run("fetch", () => "data");
+        return await context.run("store", () => {
+          if (broken) throw new Error("disk full");
+          return "stored";
+        });
+      },
+      { failureFunction: () => void failureCalls++ },
+    );
+    const { workflowRunId } = await w.client.trigger({ url, body: { id: 1 }, retries: 0 });
+    const other = await w.client.trigger({ url, body: { id: 2 }, retries: 0 });
+    await w.flush();
+    expect(await stateOf(workflowRunId)).toBe("RUN_FAILED");
+    expect(failureCalls).toBe(2);
+
+    // The run's page shows the failed delivery with the endpoint's answer.
+    await ui.go("/workflows");
+    await openRun(workflowRunId);
+    await ui.waitForText(".wf-group.next", "STEP_FAILED");
+    expect(await ui.textOf(".wf-group.next")).toContain("disk full");
+    expect(await ui.textOf("main")).toContain("CALLBACK_SUCCESS");
+
+    // The workflow DLQ: call the failure function of one run again, delete the other's entry.
+    await ui.go("/workflows");
+    await page.click('nav.tabs a[href="/console/workflows/dlq"]');
+    const entries = async () => ((await (await w.svc.api("/v2/dlq?source=workflow")).json()) as { messages: Array<{ dlqId: string; workflowRunId: string }> }).messages;
+    const entryOf = async (runId: string) => (await entries()).find((e) => e.workflowRunId === runId)!;
+    const mine = await entryOf(workflowRunId);
+    const theirs = await entryOf(other.workflowRunId);
+    await page.waitForSelector(`tr[data-dlq="${theirs.dlqId}"]`, { timeout: UI_WAIT });
+    await ui.clickButton(`tr[data-dlq="${mine.dlqId}"]`, "Retry failure function");
+    await waitUntil(async () => failureCalls === 3, { what: "the failure function called again" });
+    await ui.clickButton(`tr[data-dlq="${theirs.dlqId}"]`, "Delete");
+    await page.waitForFunction((id) => !(globalThis as any).document.querySelector(`tr[data-dlq="${id}"]`), { timeout: UI_WAIT }, theirs.dlqId);
+    expect((await entries()).map((e) => e.dlqId)).toEqual([mine.dlqId]);
+
+    // Resume: a new run keeps the step that succeeded and runs the failed one again; the console opens it.
+    broken = false;
+    await ui.clickButton(`tr[data-dlq="${mine.dlqId}"]`, "Resume");
+    await page.waitForFunction((old) => /^\/console\/workflows\/runs\/wfr_/.test((globalThis as any).location.pathname) && !(globalThis as any).location.pathname.endsWith(old), { timeout: UI_WAIT }, workflowRunId);
+    await w.flush();
+    await ui.waitForText("[data-testid=run-result]", "stored");
+    await ui.waitForText(".page-head", "RUN_SUCCESS");
+    expect(await entries()).toEqual([]);
+  }, TEST_TIMEOUT);
+
+  test("in the hosted dialect the Publish page names options with the Upstash- prefix", async () => {
+    await ui.go("/publish");
+    await ui.fill("main", "Retries", "2");
+    await ui.waitForText("pre.code", "Upstash-Retries: 2");
+    expect(await ui.textOf("pre.code")).toContain("$QSTASH_URL/v2/publish/");
+  }, TEST_TIMEOUT);
+
+  test("the console made no request outside svcd and logged no JavaScript error", () => {
+    expect(watched.foreignRequests).toEqual([]);
+    expect(watched.errors).toEqual([]);
+  });
+});
