@@ -53,7 +53,6 @@ describe("the console's Workflows page", () => {
     });
     const { workflowRunId } = await w.client.trigger({ url, body: { n: 4 }, label: "orders" });
     await w.flush();
-    expect(await stateOf(workflowRunId)).toBe("RUN_SUCCESS");
 
     await ui.go("/workflows");
     await ui.waitForText(runRow(workflowRunId), "RUN_SUCCESS");
@@ -116,8 +115,8 @@ describe("the console's Workflows page", () => {
     const { workflowRunId } = await w.client.trigger({ url, body: { id: 1 }, retries: 0 });
     const other = await w.client.trigger({ url, body: { id: 2 }, retries: 0 });
     await w.flush();
-    expect(await stateOf(workflowRunId)).toBe("RUN_FAILED");
-    expect(failureCalls).toBe(2);
+    // Under load the failure functions may still be on their way when flush answers.
+    await waitUntil(async () => failureCalls === 2 && (await stateOf(workflowRunId)) === "RUN_FAILED", { what: "both runs failed, their failure functions called" });
 
     // The run's page shows the failed delivery with the endpoint's answer.
     await ui.go("/workflows");
