@@ -108,7 +108,7 @@ export function consoleDriver(page: Page, screenshotDir = process.env.SVCD_SCREE
       );
       await button.evaluate((b) => (b as any).click());
     },
-    /** Types into the field labelled `label` inside `scope` (its current value replaced). */
+    /** Types into the field labelled `label` inside `scope` (its current value replaced), or picks `value` of a select. */
     async fill(scope: string, label: string, value: string) {
       const handle = await page.waitForFunction(
         (s, l) =>
@@ -121,6 +121,10 @@ export function consoleDriver(page: Page, screenshotDir = process.env.SVCD_SCREE
         label,
       );
       const field = handle.asElement() as ElementHandle;
+      if (await field.evaluate((el) => (el as any).tagName === "SELECT")) {
+        await field.select(value);
+        return;
+      }
       await field.evaluate((el) => ((el as any).value = ""));
       await field.type(value);
     },

@@ -102,19 +102,19 @@ function KeyCard({ k }: { k: FlowKey }) {
       }
     >
       <div class="meters">
-        <Meter label="Waiting" value={formatCount(k.waitListSize)} />
-        <Meter label="Parallelism" value={`${k.parallelismCount} / ${k.parallelismMax || "∞"}`} ratio={k.parallelismMax ? k.parallelismCount / k.parallelismMax : undefined} />
-        <Meter label={`Rate per ${k.ratePeriod || 1}s`} value={`${k.rateCount} / ${k.rateMax || "∞"}`} ratio={k.rateMax ? k.rateCount / k.rateMax : undefined} />
-        <Meter label="Period started" value={k.ratePeriodStart ? formatTime(periodStart(k.ratePeriodStart)) : "—"} />
+        <Meter name="waiting" label="Waiting" value={formatCount(k.waitListSize)} />
+        <Meter name="parallelism" label="Parallelism" value={`${k.parallelismCount} / ${k.parallelismMax || "∞"}`} ratio={k.parallelismMax ? k.parallelismCount / k.parallelismMax : undefined} />
+        <Meter name="rate" label={`Rate per ${k.ratePeriod || 1}s`} value={`${k.rateCount} / ${k.rateMax || "∞"}`} ratio={k.rateMax ? k.rateCount / k.rateMax : undefined} />
+        <Meter name="period" label="Period started" value={k.ratePeriodStart ? formatTime(periodStart(k.ratePeriodStart)) : "—"} />
       </div>
       {pinning && <PinForm k={k} close={() => setPinning(false)} />}
     </Card>
   );
 }
 
-function Meter({ label, value, ratio }: { label: string; value: string; ratio?: number }) {
+function Meter({ name, label, value, ratio }: { name: string; label: string; value: string; ratio?: number }) {
   return (
-    <div class="meter">
+    <div class="meter" data-meter={name}>
       <span class="tile-label">{label}</span>
       <span class="meter-value">{value}</span>
       {ratio !== undefined && (
@@ -149,7 +149,9 @@ export function FlowControlPage() {
       {list.loading && !list.data && <Loading />}
       {list.data && keys.length === 0 && <Empty>No active keys. A key shows while it has waiting messages or recent deliveries.</Empty>}
       {keys.map((k) => (
-        <KeyCard key={k.flowControlKey} k={k} />
+        <div key={k.flowControlKey} data-flow-key={k.flowControlKey}>
+          <KeyCard k={k} />
+        </div>
       ))}
       <Card title="Steer a key before its first message">
         <form

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
-import { href } from "../router.ts";
+import { href, useRoute } from "../router.ts";
 import { configHeader, useStatus } from "../status.ts";
 import { Card, PageHead } from "../ui/bits.tsx";
 import { emptyOptions, Field, OptionFields, optionHeaders } from "../ui/options.tsx";
@@ -14,7 +14,8 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 export function PublishPage() {
   const status = useStatus().data;
   const prefix = status?.headerPrefix ?? "Svc";
-  const [destination, setDestination] = useState("");
+  // A link may name the destination (a URL Group's "Publish").
+  const [destination, setDestination] = useState(useRoute().query.get("destination") ?? "");
   const [queue, setQueue] = useState("");
   const [o, setO] = useState(emptyOptions);
   const [answers, setAnswers] = useState<Array<{ at: number; answer: Answer }>>([]);

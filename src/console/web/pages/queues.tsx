@@ -66,7 +66,7 @@ export function QueuesPage() {
             </thead>
             <tbody>
               {queues.map((q) => (
-                <tr key={q.name} data-row tabIndex={0}>
+                <tr key={q.name} data-row data-queue={q.name} tabIndex={0}>
                   <td>
                     <a href={href("/messages", { queueName: q.name })} title="Messages of this queue">
                       {q.name}

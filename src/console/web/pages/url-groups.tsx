@@ -67,61 +67,62 @@ export function UrlGroupsPage() {
       {list.loading && !list.data && <Loading />}
       {list.data && groups.length === 0 && <Empty>No URL Groups yet.</Empty>}
       {groups.map((g) => (
-        <Card
-          key={g.name}
-          title={
-            <>
-              {g.name} <span class="muted small">{g.endpoints.length} endpoint{g.endpoints.length === 1 ? "" : "s"}</span>
-            </>
-          }
-          actions={
-            <>
-              <a href={href("/messages", { topicName: g.name })}>Messages</a>
-              <a class="button small" href={href("/publish")} title="Publish with the group's name as destination">
-                Publish
-              </a>
-              <button type="button" class="small danger" onClick={() => confirm(`Delete URL Group ${g.name}?`) && act("Delete group", () => api(`/v2/topics/${enc(g.name)}`, { method: "DELETE" }), () => `Deleted ${g.name}`)}>
-                Delete group
-              </button>
-            </>
-          }
-        >
-          <table class="table compact" aria-label={`Endpoints of ${g.name}`}>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>URL</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {g.endpoints.map((ep) => (
-                <tr key={`${ep.name ?? ""}|${ep.url}`}>
-                  <td>{ep.name ?? <span class="muted">—</span>}</td>
-                  <td class="ellipsis">
-                    <Mono>{ep.url}</Mono>
-                  </td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      class="small danger"
-                      onClick={() =>
-                        (g.endpoints.length > 1 || confirm(`${ep.url} is the last endpoint: removing it deletes ${g.name}. Go on?`)) &&
-                        act("Remove endpoint", () => api(`/v2/topics/${enc(g.name)}/endpoints`, { method: "DELETE", body: { endpoints: [ep.name ? { name: ep.name, url: ep.url } : { url: ep.url }] } }), () => `Removed ${ep.url}`)
-                      }
-                    >
-                      Remove
-                    </button>
-                  </td>
+        <div key={g.name} data-group={g.name}>
+          <Card
+            title={
+              <>
+                {g.name} <span class="muted small">{g.endpoints.length} endpoint{g.endpoints.length === 1 ? "" : "s"}</span>
+              </>
+            }
+            actions={
+              <>
+                <a href={href("/messages", { topicName: g.name })}>Messages</a>
+                <a class="button small" href={href("/publish", { destination: g.name })} title="Publish to this group">
+                  Publish
+                </a>
+                <button type="button" class="small danger" onClick={() => confirm(`Delete URL Group ${g.name}?`) && act("Delete group", () => api(`/v2/topics/${enc(g.name)}`, { method: "DELETE" }), () => `Deleted ${g.name}`)}>
+                  Delete group
+                </button>
+              </>
+            }
+          >
+            <table class="table compact" aria-label={`Endpoints of ${g.name}`}>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>URL</th>
+                  <th />
                 </tr>
-              ))}
-            </tbody>
-          </table>
-          <AddEndpoint group={g.name} />
-          <p class="muted small">Updated {formatTime(g.updatedAt)}</p>
-        </Card>
+              </thead>
+              <tbody>
+                {g.endpoints.map((ep) => (
+                  <tr key={`${ep.name ?? ""}|${ep.url}`} data-endpoint={ep.url}>
+                    <td>{ep.name ?? <span class="muted">—</span>}</td>
+                    <td class="ellipsis">
+                      <Mono>{ep.url}</Mono>
+                    </td>
+                    <td class="row-actions">
+                      <button
+                        type="button"
+                        class="small danger"
+                        onClick={() =>
+                          (g.endpoints.length > 1 || confirm(`${ep.url} is the last endpoint: removing it deletes ${g.name}. Go on?`)) &&
+                          act("Remove endpoint", () => api(`/v2/topics/${enc(g.name)}/endpoints`, { method: "DELETE", body: { endpoints: [ep.name ? { name: ep.name, url: ep.url } : { url: ep.url }] } }), () => `Removed ${ep.url}`)
+                        }
+                      >
+                        Remove
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <AddEndpoint group={g.name} />
+            <p class="muted small">Updated {formatTime(g.updatedAt)}</p>
+          </Card>
+        </div>
       ))}
-      <Card title="New URL Group">
+      <Card title="New URL Group" class="new-group">
         <AddEndpoint />
       </Card>
     </>
