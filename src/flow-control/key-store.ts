@@ -64,7 +64,7 @@ export class FlowKeyStore {
       pinned_rate: s.pins.rate ?? null,
       pinned_period_ms: s.pins.periodMs ?? null,
       window_start: s.windowStart ?? null,
-    } as never);
+    });
   }
 
   /** A delivery of a rate-limited key started at `startedAt`; it counts until `countsUntil`. */
