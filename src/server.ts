@@ -164,7 +164,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     store: messageStore,
     events,
     admit: queueLanes.admit,
-    deadLetters: new DeadLetters(dlqStore),
+    deadLetters: workflowHooks.deadLetters(new DeadLetters(dlqStore)),
   });
 
   // Delivery: the dispatcher claims due messages (flow control gates each one) and hands them to
@@ -235,6 +235,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     events: eventStore,
     lifecycle,
     forget,
+    inFlight: (messageId) => dispatcher.isInFlight(messageId),
     wake: wake.ring,
     publisher,
     dlq: dlqStore,

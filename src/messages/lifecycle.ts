@@ -10,9 +10,13 @@ import type { MessageStorage } from "./store.ts";
  */
 export type Admission = (m: MessageRecord, nowMs: number) => void;
 
-/** Where a failed message goes: stores its DLQ entry and returns the entry's id (the DLQ domain). */
+/**
+ * Where a failed message goes: stores its DLQ entry and returns the entry's id (the DLQ domain).
+ * Undefined when the message gets no entry of its own: a workflow run keeps its failures in the
+ * run's one entry, and a `context.call`'s failed answer goes back to the run instead.
+ */
 export interface DeadLetterSink {
-  put(entry: { message: MessageRecord; outcome: DeliveryOutcome; error: string; failedAt: number }): string;
+  put(entry: { message: MessageRecord; outcome: DeliveryOutcome; error: string; failedAt: number }): string | undefined;
 }
 
 export interface LifecycleDeps {
@@ -64,12 +68,15 @@ export class MessageLifecycle {
     if (!m.callbackOnce) this.sendCallback(m, outcome, nowMs);
   }
 
-  failed(m: MessageRecord, outcome: DeliveryOutcome, error: string, nowMs: number): string {
+  failed(m: MessageRecord, outcome: DeliveryOutcome, error: string, nowMs: number): string | undefined {
     this.store.delete(m.id);
     const dlqId = this.deadLetters.put({ message: m, outcome, error, failedAt: nowMs });
     this.events.emit("failed", { message: m, outcome, error, dlqId, atMs: nowMs });
-    this.sendCallback(m, outcome, nowMs);
-    if (m.failureCallback)
+    // The only callback of a message that calls back once says that no attempt follows, even when
+    // it failed before its retries ran out (a non-retryable answer).
+    this.sendCallback(m.callbackOnce ? { ...m, retried: m.maxRetries } : m, outcome, nowMs);
+    // A failure callback reports a DLQ entry.
+    if (m.failureCallback && dlqId !== undefined)
       this.accept(callbackMessage(m, m.failureCallback, "failure-callback", outcome, nowMs, dlqId), nowMs);
     return dlqId;
   }

@@ -16,8 +16,12 @@ export interface MessageEventMap {
   delivered: { message: MessageRecord; outcome: DeliveryOutcome; atMs: number };
   /** The attempt failed and another one follows at `nextDeliveryAt`. */
   retried: { message: MessageRecord; outcome: DeliveryOutcome; error: string; nextDeliveryAt: number; atMs: number };
-  /** The last attempt failed (or the answer said not to retry): the message is now DLQ entry `dlqId`. */
-  failed: { message: MessageRecord; outcome: DeliveryOutcome; error: string; dlqId: string; atMs: number };
+  /**
+   * The last attempt failed (or the answer said not to retry): the message is now DLQ entry
+   * `dlqId`; without one when its failure is reported elsewhere (a workflow run's message, see
+   * DeadLetterSink).
+   */
+  failed: { message: MessageRecord; outcome: DeliveryOutcome; error: string; dlqId?: string; atMs: number };
   /** Cancelled while waiting or in flight (an attempt in flight is disowned: its answer is ignored). */
   cancelled: { message: MessageRecord; atMs: number };
 }

@@ -13,9 +13,10 @@ export function logDeliveries(events: MessageEvents, log: Logger): void {
   if (log.enabled?.("info") ?? true) {
     events.observe("delivered", (e) => log.info("delivery", fields(e.message, e.outcome, "delivered", null, null, null)));
     events.observe("retried", (e) => log.info("delivery", fields(e.message, e.outcome, "retry", e.error, e.nextDeliveryAt, null)));
-    events.observe("failed", (e) => log.info("delivery", fields(e.message, e.outcome, "failed", e.error, null, e.dlqId)));
+    events.observe("failed", (e) => log.info("delivery", fields(e.message, e.outcome, "failed", e.error, null, e.dlqId ?? null)));
   }
   events.observe("failed", (e) =>
+    e.dlqId !== undefined &&
     log.warn("message moved to the DLQ", {
       messageId: e.message.id,
       dlqId: e.dlqId,

@@ -93,7 +93,11 @@ export class WorkflowDlq {
     return workflowRuns[0];
   }
 
-  /** Calls the failed run's failure function again, with the answer its step failed with. */
+  /**
+   * Calls the failed run's failure function again, with the answer its step failed with. Only a
+   * failure function whose call failed is called again (as the hosted service does): one that
+   * succeeded, is under way or was cancelled is refused with 400.
+   */
   async retryFailureFunction(account: Account, dlqId: string): Promise<StartedRun> {
     const { commit, clock, dlq, runs, lifecycle } = this.deps;
     const run = await commit.run(() => {
@@ -102,7 +106,10 @@ export class WorkflowDlq {
       const run = tag && runs.getRun(account.id, tag.runId);
       if (!entry || !run) throw notFound(`workflow DLQ message ${dlqId} not found`);
       const spec = entry.message.failureCallback;
-      if (!spec) throw badRequest(`workflow run ${run.runId} has no failure function`);
+      const state = run.failureFunction?.dlqId === dlqId ? run.failureFunction.state : undefined;
+      if (!spec || !state) throw badRequest(`workflow run ${run.runId} has no failure function`);
+      if (state !== "CALLBACK_FAIL")
+        throw badRequest(`the failure function of workflow run ${run.runId} did not fail (${state}): only a failed one is called again`);
       const now = clock.now();
       const outcome = {
         ticket: 0,

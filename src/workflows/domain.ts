@@ -2,24 +2,24 @@ import type { RoutePlugin } from "../http/plugin.ts";
 import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
-import { Signal } from "../core/signal.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqStorage } from "../dlq/store.ts";
 import type { EventRecord } from "../logs/model.ts";
 import type { EventStorage } from "../logs/store.ts";
-import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import type { DeadLetterSink, MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
 import type { MessageStorage } from "../messages/store.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { refuseNonWorkflowAnswer } from "./answers.ts";
+import { workflowDeadLetters } from "./dead-letters.ts";
 import { WorkflowDeliveries } from "./deliveries.ts";
 import { WorkflowDlq } from "./dlq.ts";
 import { workflowDlqRoutes } from "./dlq-routes.ts";
 import { workflowHeaders } from "./protocol.ts";
 import { WorkflowPublishes } from "./publishes.ts";
-import { RunEndings, RunSettler, type RunMessages } from "./run-endings.ts";
+import { RunEndings, RunSettler, SettleRequests, type RunMessages } from "./run-endings.ts";
 import { RunEvents } from "./run-events.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
@@ -41,10 +41,8 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
   const deliveries = new WorkflowDeliveries(runs, (id) => ctx.accounts.byId(id)?.limits.maxMessageSize ?? Infinity);
   const endings = new RunEndings(runs, usage);
   // Runs that fail inside a delivery's write settle in a write of their own, right after it.
-  const settle = new Signal();
-  const listener: MessageListener = new RunEvents(runs, endings, {
-    settleAfterCommit: () => ctx.commit.afterCommit((committed) => committed && settle.ring()),
-  });
+  const settle = new SettleRequests(ctx.commit);
+  const listener: MessageListener = new RunEvents(runs, endings, settle);
   return {
     runs,
     waits,
@@ -52,6 +50,8 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
     publishes,
     deliveryBody: deliveries.bodyFor,
     refuseAnswer: refuseNonWorkflowAnswer(names),
+    /** The DLQ as runs use it (one entry per failed run). */
+    deadLetters: (inner: DeadLetterSink) => workflowDeadLetters(inner, runs),
     endings,
     settle,
     listener,
@@ -66,6 +66,8 @@ export interface WorkflowEngine {
   lifecycle: MessageLifecycle;
   /** Disowns a cancelled message's attempt in flight. */
   forget: (messageId: string) => void;
+  /** An attempt of the message is under way. */
+  inFlight: (messageId: string) => boolean;
   wake: Wake;
   publisher: PublishService;
   dlq: DlqStorage;
@@ -79,6 +81,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
 
   const messages: RunMessages = {
     get: (accountId, id) => engine.messages.get(accountId, id),
+    inFlight: engine.inFlight,
     cancel: (m: MessageRecord, nowMs: number) => {
       if (!lifecycle.cancel(m, nowMs)) return false;
       engine.forget(m.id);
@@ -93,7 +96,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     },
   };
   const settler = new RunSettler(runs, waits, messages, ctx.accounts, ctx.commit, ctx.clock, ctx.log);
-  hooks.settle.answerWith(() => settler.schedule());
+  hooks.settle.answerWith((leftovers) => settler.schedule(leftovers));
 
   const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, (a, w, now) => publishTimeout(messages, a, w, now), ctx.log);
   const waitService = new WaitService({

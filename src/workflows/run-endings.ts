@@ -41,10 +41,54 @@ export class RunEndings {
 export interface RunMessages {
   /** The message if it still waits or is in flight. */
   get(accountId: string, messageId: string): MessageRecord | undefined;
+  /** An attempt of it is under way in this process. */
+  inFlight(messageId: string): boolean;
   /** Cancels it (an attempt in flight is disowned); false if it was already gone. */
   cancel(m: MessageRecord, nowMs: number): boolean;
   /** Publishes a message as a client would (inside the write); returns its id. */
   publish(account: Account, url: string, headers: Headers, body: Uint8Array, nowMs: number): string;
+}
+
+/** A message the settler cancels after the write that found it left over. */
+interface Leftover {
+  accountId: string;
+  messageId: string;
+}
+
+/**
+ * Settling asked for inside a delivery's write (which must not publish or cancel itself): the
+ * settler, built later, does it in a write of its own right after that write commits.
+ */
+export class SettleRequests {
+  private answer: ((leftovers: Leftover[]) => void) | null = null;
+  private leftovers: Leftover[] = [];
+
+  constructor(private readonly commit: { afterCommit(fn: (committed: boolean) => void): void }) {}
+
+  /** Runs ended in the write under way: settle them after it. */
+  settleAfterCommit(): void {
+    this.commit.afterCommit((committed) => committed && this.ring());
+  }
+
+  /** A message of an ended run came back for another attempt: cancel it after the write under way. */
+  cancelAfterCommit(accountId: string, messageId: string): void {
+    this.commit.afterCommit((committed) => {
+      if (!committed) return;
+      this.leftovers.push({ accountId, messageId });
+      this.ring();
+    });
+  }
+
+  answerWith(fn: (leftovers: Leftover[]) => void): void {
+    if (this.answer) throw new Error("settle requests already have their settler");
+    this.answer = fn;
+  }
+
+  private ring(): void {
+    const leftovers = this.leftovers;
+    this.leftovers = [];
+    this.answer?.(leftovers);
+  }
 }
 
 /**
@@ -52,30 +96,32 @@ export interface RunMessages {
  * end, and a run started by `context.invoke` hands its result to the invoking run. A run ended by
  * a request settles in that request's write; one ended by a delivery's outcome settles in a write
  * of its own right after (the outcome's write must not publish), found again after a crash.
+ *
+ * An attempt under way when its run finished or failed is spared: it has reached the endpoint
+ * already (the SDK ends a run from inside the delivery of its last step, and the delivery that
+ * published a failing step may not be answered yet), and its outcome is recorded as it comes; a
+ * retry it would need is cancelled then. Cancelling a run disowns its attempts too.
  */
 export class RunSettler {
   private scheduled = false;
+  private leftovers: Leftover[] = [];
 
   constructor(
     private readonly runs: RunStore,
     private readonly waits: WaitStore,
     private readonly messages: RunMessages,
     private readonly accounts: { byId(id: string): Account | undefined },
-    private readonly commit: { run<T>(write: () => T): Promise<T>; afterCommit(fn: (committed: boolean) => void): void },
+    private readonly commit: { run<T>(write: () => T): Promise<T> },
     private readonly clock: { now(): number },
     private readonly log: { error(message: string, fields?: Record<string, unknown>): void },
   ) {}
 
-  /**
-   * Inside a write: cancels the run's messages, ends its waits, answers its invoker. With
-   * `spareInFlight`, an attempt already at the endpoint is left to finish and its answer recorded:
-   * the SDK ends a run from inside the delivery of its last step, and when a step fails the
-   * delivery that published it may not have been answered yet.
-   */
-  settle(run: RunRecord, nowMs: number, spareInFlight = false): void {
+  /** Inside a write: cancels the run's messages (see the class), ends its waits, answers its invoker. */
+  settle(run: RunRecord, nowMs: number): void {
+    const spareInFlight = run.state !== "RUN_CANCELED";
     for (const entry of this.runs.steps(run.accountId, run.runId)) {
       const m = this.messages.get(run.accountId, entry.messageId);
-      if (m && !(spareInFlight && m.state === "ACTIVE")) this.messages.cancel(m, nowMs);
+      if (m && !(spareInFlight && this.messages.inFlight(m.id))) this.messages.cancel(m, nowMs);
     }
     this.waits.deleteRun(run.accountId, run.runId);
     this.answerInvoker(run, nowMs);
@@ -83,28 +129,27 @@ export class RunSettler {
     this.runs.saveRun(run);
   }
 
-  /** Inside the write that ended runs without settling them: settle them right after it commits. */
-  settleAfterCommit(): void {
-    this.commit.afterCommit((committed) => {
-      if (committed) this.schedule();
-    });
-  }
-
-  /**
-   * Settles every run left unsettled: runs a step's failure ended (their attempts in flight are
-   * spared), and at start those a crash left between the two writes.
-   */
-  schedule(): void {
+  /** Settles every run left unsettled (at start: a crash between the two writes), and cancels `leftovers`. */
+  schedule(leftovers: Leftover[] = []): void {
+    this.leftovers.push(...leftovers);
     if (this.scheduled) return;
     this.scheduled = true;
+    let taken: Leftover[] = [];
     this.commit
       .run(() => {
         this.scheduled = false;
         const now = this.clock.now();
-        for (const run of this.runs.unsettledRuns(1000)) this.settle(run, now, true);
+        taken = this.leftovers;
+        this.leftovers = [];
+        for (const { accountId, messageId } of taken) {
+          const m = this.messages.get(accountId, messageId);
+          if (m && !this.messages.inFlight(m.id)) this.messages.cancel(m, now);
+        }
+        for (const run of this.runs.unsettledRuns(1000)) this.settle(run, now);
       })
       .catch((error) => {
         this.scheduled = false;
+        this.leftovers = taken.concat(this.leftovers);
         // The marks stay: the next ended run or the next start settles them.
         this.log.error("settling ended workflow runs failed", { error: String((error as Error)?.message ?? error) });
       });

@@ -1,5 +1,5 @@
 import { headerMap } from "../messages/views.ts";
-import type { MessageListener } from "../model/events.ts";
+import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FailureCallbackState, RunRecord } from "./model.ts";
@@ -30,7 +30,7 @@ export class RunEvents implements MessageListener {
   constructor(
     private readonly runs: RunStore,
     private readonly endings: RunEndings,
-    private readonly settler: { settleAfterCommit(): void },
+    private readonly settler: { settleAfterCommit(): void; cancelAfterCommit(accountId: string, messageId: string): void },
   ) {}
 
   created({ message: m }: { message: MessageRecord; atMs: number }): void {
@@ -60,13 +60,21 @@ export class RunEvents implements MessageListener {
     if (m.workflow?.callType === "failureCall") this.failureCallEnded(m, "CALLBACK_SUCCESS", outcome);
   }
 
-  failed({ message: m, outcome, error, dlqId, atMs }: { message: MessageRecord; outcome: DeliveryOutcome; error: string; dlqId: string; atMs: number }): void {
+  retried({ message: m }: { message: MessageRecord }): void {
+    const tag = m.workflow;
+    if (!tag || tag.callType === "failureCall") return;
+    // An attempt that was under way when its run ended was spared; its run wants no more of it.
+    const run = this.runs.getRun(m.accountId, tag.runId);
+    if (run && !isActive(run.state)) this.settler.cancelAfterCommit(m.accountId, m.id);
+  }
+
+  failed({ message: m, outcome, error, dlqId, atMs }: MessageEventMap["failed"]): void {
     const tag = m.workflow;
     if (tag?.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_FAIL", outcome);
     // A failed `context.call` is the call's answer, not the run's failure: the callback carries it.
     if (tag?.callType !== "step" && tag?.callType !== "fromCallback") return;
     const run = this.runs.getRun(m.accountId, tag.runId);
-    if (!run || !isActive(run.state)) return;
+    if (!run || !isActive(run.state) || dlqId === undefined) return;
     const failureFunction = m.failureCallback && {
       messageId: "",
       url: m.failureCallback.url,

@@ -35,12 +35,8 @@ export class RunService {
       const run = runs.getRun(accountId, runId);
       if (!run) throw notFound(`workflow run ${runId} not found`);
       const now = clock.now();
-      if (cancel) {
-        if (endings.end(run, "cancelled", now)) settler.settle(run, now);
-      } else if (endings.end(run, "finished", now, { result: result || undefined })) {
-        // The call comes from inside the delivery of the run's last step: that one is spared.
-        settler.settle(run, now, true);
-      }
+      const ended = cancel ? endings.end(run, "cancelled", now) : endings.end(run, "finished", now, { result: result || undefined });
+      if (ended) settler.settle(run, now);
     });
   }
 

@@ -42,6 +42,10 @@ export async function startWorkflowWorld(opts: TestServerOptions & { token?: str
       routes.set(path, handler);
       return base + path;
     },
+    /** The handler served at `path` (to wrap it). */
+    routeHandler(path: string): Handler | undefined {
+      return routes.get(path);
+    },
     /** Serves a plain endpoint at `path`; returns its URL. */
     route(path: string, handler: Handler): string {
       routes.set(path, handler);

@@ -6,20 +6,22 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { account, jsonBody } from "../helpers/accounts.ts";
 import { flush } from "../helpers/control.ts";
-import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { startReceiver, type Receiver, type ReceivedRequest } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 const ALICE = account("alice");
 const BOB = account("bob");
 let s: TestServer;
 let rx: Receiver;
 
+// Answers like the SDK: every answer carries the protocol version, except on /plain.
+const answerLikeTheSdk = (req: ReceivedRequest) =>
+  new Response("{}", { headers: req.path.startsWith("/plain") ? {} : { "Svc-Workflow-Sdk-Version": "1" } });
+
 beforeAll(async () => {
   s = await startTestServer({ configFile: { accounts: [ALICE, BOB] } });
-  // Answers like the SDK: every answer carries the protocol version, except on /plain.
-  rx = await startReceiver((req) =>
-    new Response("{}", { headers: req.path.startsWith("/plain") ? {} : { "Svc-Workflow-Sdk-Version": "1" } }),
-  );
+  rx = await startReceiver(answerLikeTheSdk);
 });
 afterAll(async () => {
   rx?.stop();
@@ -28,9 +30,11 @@ afterAll(async () => {
 beforeEach(async () => {
   for (const who of [ALICE, BOB]) expect((await s.api("/__svc/reset", { method: "POST", token: who.token })).status).toBe(200);
   rx.received.length = 0;
+  rx.setHandler(answerLikeTheSdk);
 });
 
 const decode = (b64: string) => Buffer.from(b64, "base64").toString();
+const runLog = async (runId: string) => (await (await s.api(`/v2/workflows/logs?workflowRunId=${runId}`, { token: ALICE.token })).json()).runs[0];
 const batch = (elements: unknown[], token = ALICE.token) => s.api("/v2/batch", { ...jsonBody("POST", elements), token });
 
 /** What the SDK sends to start a run. */
@@ -201,5 +205,35 @@ describe("workflow protocol, svc dialect", () => {
     expect(event).toMatchObject({ stepName: "wait", stepType: "Wait", waitEventId: "evt_early", waitTimeout: false });
     expect(JSON.parse(decode(event.out))).toEqual({ early: true });
     expect(await (await s.api("/v2/waiters/evt_early", { token: ALICE.token })).json()).toEqual([]);
+  });
+  test("an attempt under way when its run fails keeps its own outcome: a 2XX is delivered, a retry it would need is cancelled", async () => {
+    const url = `${rx.url}/race`;
+    // A run's first delivery hands in the next step and answers only once that step has failed the
+    // run (it is not retryable), as a slow endpoint would.
+    rx.setHandler(async (req) => {
+      const runId = req.headers.get("svc-workflow-runid")!;
+      const sdk = { "Svc-Workflow-Sdk-Version": "1" };
+      if (JSON.parse(req.text).length > 1)
+        return new Response('{"error":"broken"}', { status: 489, headers: { ...sdk, "Svc-NonRetryable-Error": "true" } });
+      expect((await batch([step(runId, url, 1, "one")])).status).toBe(200);
+      await waitUntil(async () => (await runLog(runId))?.workflowState === "RUN_FAILED", { what: `${runId} failed` });
+      return new Response("{}", { status: runId === "wfr_race_ok" ? 200 : 500, headers: sdk });
+    });
+    const [ok] = await (await batch([trigger("wfr_race_ok", url, "a", { "Svc-Retries": "1" })])).json();
+    const [retrying] = await (await batch([trigger("wfr_race_retry", url, "b", { "Svc-Retries": "1" })])).json();
+    await flush(s.api);
+    // Each first delivery was attempted once: the one that needed a retry was cancelled instead.
+    expect(rx.received.filter((r) => JSON.parse(r.text).length === 1)).toHaveLength(2);
+    const states = async (messageId: string) =>
+      (await (await s.api(`/v2/logs?messageId=${messageId}`, { token: ALICE.token })).json()).events.map((e: { state: string }) => e.state);
+    expect(await states(ok.messageId)).toContain("DELIVERED");
+    expect(await states(ok.messageId)).not.toContain("CANCELED");
+    expect(await states(retrying.messageId)).toContain("CANCELED");
+    const next = (run: { steps: Array<{ type: string; steps: Array<{ state: string }> }> }) => run.steps.find((g) => g.type === "next")!.steps.map((e) => e.state);
+    expect(next(await runLog("wfr_race_ok"))).toEqual(["STEP_FAILED"]);
+    expect(next(await runLog("wfr_race_retry"))).toEqual(["STEP_CANCELED", "STEP_FAILED"]);
+    // One DLQ entry per failed run: the step that failed it.
+    const { messages } = await (await s.api("/v2/dlq", { token: ALICE.token })).json();
+    expect(messages.map((m: { workflowRunId: string }) => m.workflowRunId).sort()).toEqual(["wfr_race_ok", "wfr_race_retry"]);
   });
 });
