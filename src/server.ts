@@ -144,7 +144,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   } = stores;
   const flowSettings = new FlowKeySettings(flowKeys);
   // Workflow runs ride on the engine: what their publishes, deliveries and message endings do.
-  const workflowHooks = createWorkflowHooks(ctx, usage, { runs: stores.runs, waits: stores.waits });
+  const workflowHooks = createWorkflowHooks(ctx, usage, { runs: stores.runs, waits: stores.waits, dlq: stores.dlq });
 
   // The message lifecycle. What must move with every message, inside the write that moves it:
   // the event log, usage statistics, queues (the next message goes when one ends) and schedules

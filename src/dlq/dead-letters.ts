@@ -1,7 +1,16 @@
 import { DlqIdSequence } from "../core/ids.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { DlqEntry } from "./model.ts";
 import type { DlqStorage } from "./store.ts";
+
+/** A message whose last attempt failed, and what a layer above may know of it (its workflow run). */
+export interface DeadLetter extends Pick<DlqEntry, "workflowCreatedAt" | "failureFunctionState"> {
+  message: MessageRecord;
+  outcome: DeliveryOutcome;
+  error: string;
+  failedAt: number;
+}
 
 /** Takes in the messages whose last attempt failed: each becomes a DLQ entry with a fresh id. */
 export class DeadLetters {
@@ -10,8 +19,8 @@ export class DeadLetters {
   constructor(private readonly store: DlqStorage) {}
 
   /** Runs inside the write that fails the message; returns the entry's DLQ id. */
-  put(entry: { message: MessageRecord; outcome: DeliveryOutcome; error: string; failedAt: number }): string {
-    const { message, outcome, error, failedAt } = entry;
+  put(entry: DeadLetter): string {
+    const { message, outcome, error, failedAt, workflowCreatedAt, failureFunctionState } = entry;
     // A restarted manual clock can replay the same milliseconds: ids already taken are skipped.
     let dlqId = this.ids.next(failedAt);
     while (this.store.exists(dlqId)) dlqId = this.ids.next(failedAt);
@@ -23,6 +32,8 @@ export class DeadLetters {
       responseHeaders: outcome.headers,
       responseBody: outcome.body,
       error,
+      workflowCreatedAt,
+      failureFunctionState,
     });
     return dlqId;
   }

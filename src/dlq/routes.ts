@@ -3,7 +3,7 @@ import type { AppContext } from "../context/app-context.ts";
 import { notFound } from "../core/errors.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBulkSelection, takePage, type BulkSelection } from "../filters/bulk.ts";
-import { DLQ_FILTERS, filterDocs, parseFilter, type FilterKey } from "../filters/filter.ts";
+import { DLQ_FILTERS, filterDocs, parseFilter, type Filter, type FilterKey } from "../filters/filter.ts";
 import { optionalInt, optionalJsonObject, parseCursor } from "../http/query.ts";
 import { compact, headerMap, messageView } from "../messages/views.ts";
 import { boundedPage } from "../http/page.ts";
@@ -42,6 +42,27 @@ export async function readDlqSelection(request: Request, tokenParam: string, acc
   });
 }
 
+/**
+ * A page of DLQ entries, newest first, as `GET /v2/dlq` answers (`count`, `cursor` and the filters
+ * of the query); `narrow` restricts it further (the workflow DLQ's own listing).
+ */
+export async function dlqPage(
+  store: DlqStorage,
+  view: (e: DlqEntry) => unknown,
+  accountId: string,
+  request: Request,
+  accepts: readonly FilterKey[],
+  narrow: Filter = {},
+) {
+  const query = new URL(request.url).searchParams;
+  const count = optionalInt(query.get("count") ?? undefined, "count", { min: 1, max: 100 }) ?? 100;
+  // A listing ignores keys it does not know (only bulk deletes refuse them).
+  const filter = { ...parseFilter({ query }, { accepts, strict: false, control: [] }), ...narrow };
+  const entries = await store.newest(accountId, filter, parseCursor(query.get("cursor") ?? undefined), count);
+  const { items, cursor } = boundedPage(entries, { count, view, positionOf: (e) => e.seq });
+  return compact({ cursor, messages: items });
+}
+
 /** More fields of an entry, from a layer that knows what its message was part of (workflow runs). */
 export type DlqFields = (e: DlqEntry) => Record<string, unknown> | undefined;
 
@@ -50,14 +71,9 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
   const bulkSelection = (request: Request) => readDlqSelection(request, ctx.dialect.tokenQueryParam, DLQ_FILTERS);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/dlq", async ({ account, query, request }) => {
-      const count = optionalInt(query.count, "count", { min: 1, max: 100 }) ?? 100;
-      // A listing ignores keys it does not know (only bulk deletes refuse them).
-      const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: DLQ_FILTERS, strict: false, control: [] });
-      const entries = await store.newest(account.id, filter, parseCursor(query.cursor), count);
-      const { items, cursor } = boundedPage(entries, { count, view, positionOf: (e) => e.seq });
-      return compact({ cursor, messages: items });
-    }, { detail: apiDoc({ summary: "List DLQ messages, newest first", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...pageControls(100)], responses: { 200: jsonContent(DlqPageJson, "a page of DLQ messages") } }) })
+    .get("/v2/dlq", ({ account, request }) => dlqPage(store, view, account.id, request, DLQ_FILTERS), {
+      detail: apiDoc({ summary: "List DLQ messages, newest first", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...pageControls(100)], responses: { 200: jsonContent(DlqPageJson, "a page of DLQ messages") } }),
+    })
     .get("/v2/dlq/:dlqId", async ({ account, params }) => {
       const entry = await store.read(account.id, params.dlqId);
       if (!entry) throw notFound(`DLQ message ${params.dlqId} not found`);

@@ -33,4 +33,10 @@ export const dlqMigrations: Migration[] = [
     sql: `ALTER TABLE dlq ADD COLUMN workflow_run_id TEXT;
     CREATE INDEX dlq_workflow_run ON dlq (account_id, workflow_run_id) WHERE workflow_run_id IS NOT NULL;`,
   },
+  {
+    id: "dlq/003-workflow-filters",
+    // A failed run's creation time and its failure function's state, for the workflow DLQ's filters.
+    sql: `ALTER TABLE dlq ADD COLUMN workflow_created_at INTEGER;
+    ALTER TABLE dlq ADD COLUMN failure_function_state TEXT;`,
+  },
 ];

@@ -3,7 +3,7 @@ import { joinLabels } from "../model/labels.ts";
 import { HeaderPairs, MessageSnapshotJson } from "../model/columns.ts";
 import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
 import { jsonColumn } from "../store/json-column.ts";
-import type { MessageRecord } from "../model/message.ts";
+import type { FailureCallbackState, MessageRecord } from "../model/message.ts";
 import type { Filter } from "../filters/filter.ts";
 import { applyFilter } from "../filters/sql.ts";
 import { Where } from "../store/where.ts";
@@ -19,6 +19,8 @@ export interface DlqRow {
   response_headers: string | null;
   response_body: Uint8Array | null;
   error: string | null;
+  workflow_created_at: number | null;
+  failure_function_state: string | null;
 }
 
 const readSnapshot = jsonColumn("dlq.message", MessageSnapshotJson);
@@ -36,6 +38,8 @@ export function toEntry(r: DlqRow): DlqEntry {
     responseHeaders: r.response_headers ? readResponseHeaders(r.response_headers) : undefined,
     responseBody: r.response_body ?? undefined,
     error: r.error ?? undefined,
+    workflowCreatedAt: r.workflow_created_at ?? undefined,
+    failureFunctionState: (r.failure_function_state as FailureCallbackState | null) ?? undefined,
   };
 }
 
@@ -68,6 +72,8 @@ export function dlqRowOf(entry: Omit<DlqEntry, "seq">) {
     response_body: entry.responseBody ?? null,
     error: entry.error ?? null,
     workflow_run_id: failedRun(m) ?? null,
+    workflow_created_at: entry.workflowCreatedAt ?? null,
+    failure_function_state: entry.failureFunctionState ?? null,
   };
 }
 
@@ -77,6 +83,8 @@ export const DLQ_FILTER_COLUMNS = {
   time: "failed_at",
   dlqId: "dlq_id",
   workflowRunId: "workflow_run_id",
+  workflowCreatedAt: "workflow_created_at",
+  failureFunctionState: "failure_function_state",
   responseStatus: "COALESCE(response_status, 0)",
 };
 
@@ -93,6 +101,8 @@ export interface DlqStorage {
   get(accountId: string, dlqId: string): DlqEntry | undefined;
   read(accountId: string, dlqId: string): DlqEntry | undefined | Promise<DlqEntry | undefined>;
   delete(accountId: string, dlqId: string): boolean;
+  /** A failed workflow run's failure function moved on (its entry shows and filters by it). */
+  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void;
   /** Whether an id is taken already (an engine whose ids cannot collide answers false). */
   exists(dlqId: string): boolean;
   count(accountId: string): number | Promise<number>;
@@ -110,12 +120,14 @@ export class DlqStore implements DlqStorage {
   private readonly deleteStmt;
   private readonly countStmt;
   private readonly existsStmt;
+  private readonly failureStateStmt;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(
-      `INSERT INTO dlq (dlq_id, account_id, message_id, failed_at, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, response_status, message, body, response_headers, response_body, error, workflow_run_id)
-       VALUES ($dlq_id, $account_id, $message_id, $failed_at, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $response_status, $message, $body, $response_headers, $response_body, $error, $workflow_run_id)`,
+      `INSERT INTO dlq (dlq_id, account_id, message_id, failed_at, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, response_status, message, body, response_headers, response_body, error, workflow_run_id, workflow_created_at, failure_function_state)
+       VALUES ($dlq_id, $account_id, $message_id, $failed_at, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $response_status, $message, $body, $response_headers, $response_body, $error, $workflow_run_id, $workflow_created_at, $failure_function_state)`,
     );
+    this.failureStateStmt = db.prepare("UPDATE dlq SET failure_function_state = ? WHERE dlq_id = ? AND account_id = ?");
     this.getStmt = db.prepare<DlqRow, [string, string]>("SELECT * FROM dlq WHERE dlq_id = ? AND account_id = ?");
     this.deleteStmt = db.prepare("DELETE FROM dlq WHERE dlq_id = ? AND account_id = ?");
     this.existsStmt = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM dlq WHERE dlq_id = ?");
@@ -137,6 +149,10 @@ export class DlqStore implements DlqStorage {
 
   delete(accountId: string, dlqId: string): boolean {
     return this.deleteStmt.run(dlqId, accountId).changes > 0;
+  }
+
+  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void {
+    this.failureStateStmt.run(state, dlqId, accountId);
   }
 
   exists(dlqId: string): boolean {

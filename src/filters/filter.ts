@@ -1,4 +1,5 @@
 import { badRequest } from "../core/errors.ts";
+import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 
 /**
  * The filters of logs, the DLQ and bulk cancel (fidelity.md §4, §8). Every list is "any of these"
@@ -24,17 +25,23 @@ export interface Filter {
   workflowRunIds?: string[];
   /** `workflow`: only DLQ entries that failed a workflow run. */
   sources?: string[];
+  /** DLQ entries of the workflow runs created at these times (Unix ms). */
+  workflowCreatedAts?: number[];
+  /** DLQ entries of failed workflow runs whose failure function is in one of these states. */
+  failureFunctionStates?: string[];
   fromDate?: number;
   toDate?: number;
 }
 
-type ListField = Exclude<keyof Filter, "fromDate" | "toDate" | "responseStatuses">;
+type IntField = "responseStatuses" | "workflowCreatedAts";
+type ListField = Exclude<keyof Filter, "fromDate" | "toDate" | IntField>;
 
-/** How a wire key is read: several texts, several integers, or one date (Unix ms). */
+/** How a wire key is read: several texts (some from a closed set), several integers, or one date (Unix ms). */
 type Kind =
-  | { field: ListField; split: (value: string) => string[] }
-  | { field: "responseStatuses"; int: true }
+  | { field: ListField; split: (value: string) => string[]; oneOf?: readonly string[] }
+  | { field: IntField; int: true; max: number }
   | { field: "fromDate" | "toDate"; date: true };
+
 
 const commas = (value: string) => value.split(",");
 /** A comma inside a URL or a path is part of it; only one before the next URL or path separates. */
@@ -55,11 +62,13 @@ const KINDS = {
   flowControlKey: { field: "flowControlKeys", split: commas },
   callerIp: { field: "callerIps", split: commas },
   state: { field: "states", split: commas },
-  responseStatus: { field: "responseStatuses", int: true },
+  responseStatus: { field: "responseStatuses", int: true, max: 999 },
   workflowRunId: { field: "workflowRunIds", split: commas },
   // A workflow run's URL is its messages' URL.
   workflowUrl: { field: "urls", split: beforeUrls },
   source: { field: "sources", split: commas },
+  workflowCreatedAt: { field: "workflowCreatedAts", int: true, max: Number.MAX_SAFE_INTEGER },
+  failureFunctionState: { field: "failureFunctionStates", split: commas, oneOf: FAILURE_CALLBACK_STATES },
   fromDate: { field: "fromDate", date: true },
   toDate: { field: "toDate", date: true },
 } satisfies Record<string, Kind>;
@@ -69,9 +78,10 @@ export type FilterKey = keyof typeof KINDS;
 /** The filters each endpoint understands. */
 const SHARED: FilterKey[] = ["url", "host", "path", "topicName", "scheduleId", "queueName", "label", "flowControlKey", "callerIp", "fromDate", "toDate"];
 export const LOG_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds", "state"];
-export const DLQ_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "dlqIds", "responseStatus", "workflowRunId", "workflowUrl", "source"];
+const WORKFLOW_RUN_FILTERS: FilterKey[] = ["workflowRunId", "workflowUrl", "workflowCreatedAt", "failureFunctionState"];
+export const DLQ_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "dlqIds", "responseStatus", "source", ...WORKFLOW_RUN_FILTERS];
 /** The workflow DLQ's bulk actions (resume, restart, delete). */
-export const WORKFLOW_DLQ_FILTERS: readonly FilterKey[] = ["dlqIds", "workflowRunId", "workflowUrl", "label", "callerIp", "flowControlKey", "fromDate", "toDate"];
+export const WORKFLOW_DLQ_FILTERS: readonly FilterKey[] = ["dlqIds", ...WORKFLOW_RUN_FILTERS, "label", "callerIp", "flowControlKey", "fromDate", "toDate"];
 export const CANCEL_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds"];
 
 const MAX_VALUES = 1000;
@@ -126,8 +136,10 @@ export function parseFilter(request: FilterRequest, options: FilterOptions): Fil
       if (values.length > 1) throw badRequest(`invalid filter ${key}: give one time (Unix milliseconds)`);
       filter[kind.field] = integer(key, values[0]!, Number.MAX_SAFE_INTEGER);
     } else if ("int" in kind) {
-      filter[kind.field] = [...new Set(values.map((v) => integer(key, v, 999)))];
+      filter[kind.field] = [...new Set(values.map((v) => integer(key, v, kind.max)))];
     } else {
+      const unknown = kind.oneOf && values.find((v) => !kind.oneOf!.includes(v));
+      if (unknown) throw badRequest(`invalid filter ${key} "${unknown.slice(0, 40)}": one of ${kind.oneOf!.join(", ")}`);
       // Two keys may fill one list (`messageId` and `messageIds`).
       const more = key === "host" ? values.map((v) => v.toLowerCase()) : values;
       filter[kind.field] = [...new Set([...(filter[kind.field] ?? []), ...more])];
@@ -178,6 +190,8 @@ const FILTER_DOCS: Record<FilterKey, string> = {
   workflowRunId: "workflow run ids",
   workflowUrl: "workflow URLs",
   source: "`workflow`: only entries that failed a workflow run",
+  workflowCreatedAt: "creation times of the failed workflow runs, Unix ms",
+  failureFunctionState: "states of the failed workflow runs' failure functions: CALLBACK_INPROGRESS, CALLBACK_SUCCESS, CALLBACK_FAIL or CALLBACK_CANCELED",
   fromDate: "from this time on, Unix ms",
   toDate: "up to this time, Unix ms",
 };

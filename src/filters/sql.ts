@@ -10,6 +10,9 @@ export interface FilterColumns {
   dlqId?: string;
   /** The workflow run an entry failed (`workflowRunId` and `source=workflow` filters). */
   workflowRunId?: string;
+  /** That run's creation time and its failure function's state. */
+  workflowCreatedAt?: string;
+  failureFunctionState?: string;
   state?: string;
   responseStatus?: string;
 }
@@ -31,6 +34,8 @@ export function applyFilter(where: Where, f: Filter, c: FilterColumns): Where {
     where.in(c.workflowRunId, f.workflowRunIds);
     if (f.sources?.length === 1 && f.sources[0] === "workflow") where.raw(`${c.workflowRunId} IS NOT NULL`);
   }
+  if (c.workflowCreatedAt) where.in(c.workflowCreatedAt, f.workflowCreatedAts);
+  if (c.failureFunctionState) where.in(c.failureFunctionState, f.failureFunctionStates);
   if (c.state) where.in(c.state, f.states);
   if (c.responseStatus) where.in(c.responseStatus, f.responseStatuses);
   if (f.labels?.length) where.raw(anyOf(f.labels.map((label) => `instr(',' || label || ',', ${where.bind(`,${label},`)}) > 0`)));

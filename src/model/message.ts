@@ -34,6 +34,10 @@ export interface WorkflowTag {
   init?: boolean;
 }
 
+/** Where the failure function's call of a failed workflow run stands (logs, the DLQ and its filters). */
+export const FAILURE_CALLBACK_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL", "CALLBACK_CANCELED"] as const;
+export type FailureCallbackState = (typeof FAILURE_CALLBACK_STATES)[number];
+
 export type MessageKind = "message" | "callback" | "failure-callback";
 
 /**

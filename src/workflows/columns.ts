@@ -1,15 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { CallbackSpecJson, FlowControlJson, HeaderPairs } from "../model/columns.ts";
+import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 
 /** Schemas of the workflow tables' JSON columns, checked when a row is read back (store/json-column.ts). */
 
 const HeaderMap = Type.Record(Type.String(), Type.Array(Type.String()));
-const FailureState = Type.Union([
-  Type.Literal("CALLBACK_INPROGRESS"),
-  Type.Literal("CALLBACK_SUCCESS"),
-  Type.Literal("CALLBACK_FAIL"),
-  Type.Literal("CALLBACK_CANCELED"),
-]);
+const FailureState = Type.Union(FAILURE_CALLBACK_STATES.map((state) => Type.Literal(state)));
 
 /** `workflow_runs.data`: the trigger's settings, the invoker, the failure function. */
 export const RunDataJson = Type.Object({

@@ -4,6 +4,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqEntry } from "../dlq/model.ts";
+import { dlqView } from "../dlq/routes.ts";
 import type { DlqStorage } from "../dlq/store.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
@@ -55,8 +56,9 @@ export class WorkflowDlq {
     return compact({
       workflowRunId: tag.runId,
       workflowUrl: run?.url ?? e.message.url,
-      workflowCreatedAt: run?.createdAt,
+      workflowCreatedAt: run?.createdAt ?? e.workflowCreatedAt,
       failureCallback: e.message.failureCallback?.url,
+      failureFunctionState: failure?.state ?? e.failureFunctionState,
       failureCallbackInfo: failure
         ? compact({
             state: failure.state,
@@ -67,6 +69,26 @@ export class WorkflowDlq {
         : undefined,
     });
   };
+
+  /** An entry of a failed run as the workflow DLQ shows it: the DLQ message and the run's fields. */
+  readonly view = (e: DlqEntry) => ({ ...dlqView(e), ...this.fields(e) });
+
+  /** A failed run's entry (`GET /v2/workflows/dlq/{dlqId}`): 404 for any other. */
+  async get(account: Account, dlqId: string) {
+    const entry = await this.deps.dlq.read(account.id, dlqId);
+    if (!entry || !this.fields(entry)) throw notFound(`workflow DLQ message ${dlqId} not found`);
+    return this.view(entry);
+  }
+
+  /** Deletes a failed run's entry (`DELETE /v2/workflows/dlq/{dlqId}`). */
+  async deleteOne(account: Account, dlqId: string): Promise<void> {
+    const { commit, dlq } = this.deps;
+    const deleted = await commit.run(() => {
+      const entry = dlq.get(account.id, dlqId);
+      return entry !== undefined && this.fields(entry) !== undefined && dlq.delete(account.id, dlqId);
+    });
+    if (!deleted) throw notFound(`workflow DLQ message ${dlqId} not found`);
+  }
 
   /** Resumes or restarts the runs of the selected entries; the entries leave the DLQ. */
   async act(action: Action, account: Account, selection: BulkSelection, headers: Headers): Promise<{ workflowRuns: StartedRun[]; cursor?: string }> {

@@ -3,10 +3,11 @@ import type { Account } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
+import type { DeadLetters } from "../dlq/dead-letters.ts";
 import type { DlqStorage } from "../dlq/store.ts";
 import type { EventRecord } from "../logs/model.ts";
 import type { EventStorage } from "../logs/store.ts";
-import type { DeadLetterSink, MessageLifecycle } from "../messages/lifecycle.ts";
+import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
 import type { MessageStorage } from "../messages/store.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
@@ -34,15 +35,15 @@ import { publishTimeout, WaitService } from "./waits.ts";
  * The workflow layer's parts the message engine calls into, built before the engine: what a
  * publish of a run does, what a run's delivery carries, how a run follows its messages.
  */
-export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, stores: { runs: RunStore; waits: WaitStore }) {
-  const { runs, waits } = stores;
+export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, stores: { runs: RunStore; waits: WaitStore; dlq: DlqStorage }) {
+  const { runs, waits, dlq } = stores;
   const names = workflowHeaders(ctx.dialect);
   const publishes = new WorkflowPublishes(runs, ctx.dialect, usage);
   const deliveries = new WorkflowDeliveries(runs, (id) => ctx.accounts.byId(id)?.limits.maxMessageSize ?? Infinity);
   const endings = new RunEndings(runs, usage);
   // Runs that fail inside a delivery's write settle in a write of their own, right after it.
   const settle = new SettleRequests(ctx.commit);
-  const listener: MessageListener = new RunEvents(runs, endings, settle);
+  const listener: MessageListener = new RunEvents(runs, dlq, endings, settle);
   return {
     runs,
     waits,
@@ -51,7 +52,7 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
     deliveryBody: deliveries.bodyFor,
     refuseAnswer: refuseNonWorkflowAnswer(names),
     /** The DLQ as runs use it (one entry per failed run). */
-    deadLetters: (inner: DeadLetterSink) => workflowDeadLetters(inner, runs),
+    deadLetters: (inner: DeadLetters) => workflowDeadLetters(inner, runs),
     endings,
     settle,
     listener,
@@ -123,7 +124,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
 
   const routes: RoutePlugin[] = [
     workflowRoutes(ctx, { runs: runService, waits: waitService, trigger }),
-    workflowDlqRoutes(ctx, dlq),
+    workflowDlqRoutes(ctx, dlq, engine.dlq),
     webhookRoutes(ctx.accounts, waitService),
   ];
   /** After delivery started: runs a crash left unsettled settle. */

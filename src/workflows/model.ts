@@ -1,6 +1,6 @@
-import type { CallbackSpec, FlowControl } from "../model/message.ts";
+import type { CallbackSpec, FailureCallbackState, FlowControl } from "../model/message.ts";
 
-export type { WorkflowTag } from "../model/message.ts";
+export type { FailureCallbackState, WorkflowTag } from "../model/message.ts";
 
 /** The states a run's log shows (`workflowState`). */
 export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"] as const;
@@ -39,7 +39,6 @@ export interface Invoker {
   step: Record<string, unknown>;
 }
 
-export type FailureCallbackState = "CALLBACK_INPROGRESS" | "CALLBACK_SUCCESS" | "CALLBACK_FAIL" | "CALLBACK_CANCELED";
 
 /** The failure function's call after a run failed, as logs and the DLQ show it. */
 export interface FailureFunction {

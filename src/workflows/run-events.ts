@@ -1,8 +1,9 @@
 import { headerMap } from "../messages/views.ts";
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { DlqStorage } from "../dlq/store.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
-import type { FailureCallbackState, RunRecord } from "./model.ts";
+import type { FailureCallbackState, FailureFunction } from "./model.ts";
 import { textOf } from "./raw-steps.ts";
 import type { RunEndings } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
@@ -29,6 +30,7 @@ function failResponse(outcome: DeliveryOutcome, error: string): string {
 export class RunEvents implements MessageListener {
   constructor(
     private readonly runs: RunStore,
+    private readonly dlq: Pick<DlqStorage, "setFailureFunctionState">,
     private readonly endings: RunEndings,
     private readonly settler: { settleAfterCommit(): void; cancelAfterCommit(accountId: string, messageId: string): void },
   ) {}
@@ -102,10 +104,12 @@ export class RunEvents implements MessageListener {
     }));
   }
 
-  private updateFailureFunction(m: MessageRecord, change: (f: NonNullable<RunRecord["failureFunction"]>) => RunRecord["failureFunction"]): void {
+  private updateFailureFunction(m: MessageRecord, change: (f: FailureFunction) => FailureFunction): void {
     const run = this.runs.getRun(m.accountId, m.workflow!.runId);
     if (!run?.failureFunction) return;
-    run.failureFunction = change(run.failureFunction);
+    const changed = change(run.failureFunction);
+    run.failureFunction = changed;
     this.runs.saveRun(run);
+    this.dlq.setFailureFunctionState(m.accountId, changed.dlqId, changed.state);
   }
 }

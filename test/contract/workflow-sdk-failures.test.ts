@@ -2,7 +2,8 @@
  * What fails in a workflow run and where it shows, with the official workflow SDK: a
  * `context.call` whose third party keeps failing is the workflow's to handle (no failed run, no DLQ
  * entry); a failure function that fails itself is marked on the run's one DLQ entry and can be
- * called again from there.
+ * called again from there; the workflow DLQ filters by the run's creation time and its failure
+ * function's state. On the manual clock, so that runs start at instants of their own.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { QstashError } from "@upstash/qstash";
@@ -11,7 +12,7 @@ import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-worl
 let w: WorkflowWorld;
 
 beforeAll(async () => {
-  w = await startWorkflowWorld();
+  w = await startWorkflowWorld({ config: { clock: "manual" } });
 });
 afterAll(async () => {
   await w?.stop();
@@ -117,5 +118,63 @@ describe("failures in workflow runs", () => {
     expect(again).toBeInstanceOf(QstashError);
     expect((again as QstashError).status).toBe(400);
     expect(failureCalls).toBe(2);
+  });
+  test("the workflow DLQ filters by the run's creation time and its failure function's state: list, restart, resume, delete", async () => {
+    let fixed = false;
+    const url = w.serve<{ job: string; cleanupBreaks: boolean }>(
+      "/wf/dlq-filters",
+      async (context) => {
+        await context.run("fragile", () => {
+          if (!fixed) throw new Error(`job ${context.requestPayload.job} broke`);
+        });
+      },
+      {
+        failureFunction: ({ context }) => {
+          if (context.requestPayload.cleanupBreaks) throw new Error("the cleanup broke too");
+        },
+      },
+    );
+    const createdAt: Record<string, number> = {};
+    const runIds: Record<string, string> = {};
+    for (const [job, cleanupBreaks] of [["a", false], ["b", true], ["c", true]] as const) {
+      const { workflowRunId } = await w.client.trigger({ url, body: { job, cleanupBreaks }, retries: 0 });
+      await w.flush();
+      runIds[job] = workflowRunId;
+      createdAt[job] = (await w.run(workflowRunId))!.workflowRunCreatedAt;
+      await w.advance(1);
+    }
+    const jobOf = (runId: string) => Object.keys(runIds).find((job) => runIds[job] === runId);
+    const list = async (filter: { workflowCreatedAt?: number; failureFunctionState?: string }) =>
+      (await w.client.dlq.list({ filter: { workflowUrl: url, ...filter } })).messages.map((m) => jobOf(m.workflowRunId)).sort();
+    expect(await list({})).toEqual(["a", "b", "c"]);
+    expect(await list({ failureFunctionState: "CALLBACK_FAIL" })).toEqual(["b", "c"]);
+    expect(await list({ failureFunctionState: "CALLBACK_SUCCESS" })).toEqual(["a"]);
+    expect(await list({ workflowCreatedAt: createdAt.b })).toEqual(["b"]);
+    expect(await list({ workflowCreatedAt: createdAt.b, failureFunctionState: "CALLBACK_SUCCESS" })).toEqual([]);
+    // Each entry says where its failure function stands.
+    const raw = await (await w.svc.api(`/v2/dlq?source=workflow&workflowRunId=${runIds.a}`)).json();
+    expect(raw.messages[0]).toMatchObject({ failureFunctionState: "CALLBACK_SUCCESS", workflowCreatedAt: createdAt.a });
+    // The workflow DLQ's own listing (the hosted REST API's) has the same filters.
+    const own = await (await w.svc.api(`/v2/workflows/dlq?workflowUrl=${encodeURIComponent(url)}&failureFunctionState=CALLBACK_FAIL`)).json();
+    expect(own.messages.map((m: { workflowRunId: string }) => jobOf(m.workflowRunId)).sort()).toEqual(["b", "c"]);
+    const one = await (await w.svc.api(`/v2/workflows/dlq/${raw.messages[0].dlqId}`)).json();
+    expect(one).toMatchObject({ workflowRunId: runIds.a, failureFunctionState: "CALLBACK_SUCCESS" });
+    expect((await w.svc.api("/v2/workflows/dlq/no-such-entry")).status).toBe(404);
+    const refused = await w.svc.api("/v2/dlq?failureFunctionState=CALLBACK_MAYBE");
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toContain("CALLBACK_FAIL");
+
+    fixed = true;
+    const restarted = await w.client.dlq.restart({ filter: { workflowUrl: url, workflowCreatedAt: createdAt.a } });
+    expect(restarted.workflowRuns).toHaveLength(1);
+    const resumed = await w.client.dlq.resume({ filter: { workflowUrl: url, failureFunctionState: "CALLBACK_FAIL", workflowCreatedAt: createdAt.b } });
+    expect(resumed.workflowRuns).toHaveLength(1);
+    await w.flush();
+    for (const run of [...restarted.workflowRuns, ...resumed.workflowRuns])
+      expect((await w.run(run.workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+    expect(await list({})).toEqual(["c"]);
+    expect(await w.client.dlq.delete({ filter: { workflowUrl: url, failureFunctionState: "CALLBACK_SUCCESS" } })).toEqual({ deleted: 0 });
+    expect(await w.client.dlq.delete({ filter: { workflowUrl: url, failureFunctionState: "CALLBACK_FAIL" } })).toEqual({ deleted: 1 });
+    expect(await list({})).toEqual([]);
   });
 });

@@ -62,6 +62,16 @@ describe("parseFilter: several values", () => {
     expect(refused(() => parseFilter({ query: q("responseStatus=1000") }, bulk)).message).toContain("responseStatus");
   });
 
+  test("a failed workflow run's creation times are integers of Unix ms; failure function states are one of four", () => {
+    const f = parseFilter({ query: q("workflowCreatedAt=1736340463061,1736340463062&failureFunctionState=CALLBACK_FAIL,CALLBACK_CANCELED") }, bulk);
+    expect(f.workflowCreatedAts).toEqual([1736340463061, 1736340463062]);
+    expect(f.failureFunctionStates).toEqual(["CALLBACK_FAIL", "CALLBACK_CANCELED"]);
+    expect(refused(() => parseFilter({ query: q("workflowCreatedAt=yesterday") }, bulk)).status).toBe(400);
+    const unknown = refused(() => parseFilter({ query: q("failureFunctionState=CALLBACK_FAILED") }, { ...list, accepts: DLQ_FILTERS }));
+    expect(unknown.status).toBe(400);
+    expect(unknown.message).toContain("CALLBACK_INPROGRESS, CALLBACK_SUCCESS, CALLBACK_FAIL, CALLBACK_CANCELED");
+  });
+
   test("a body value of the wrong type is 400 naming the filter", () => {
     expect(refused(() => parseFilter({ query: q(""), body: { dlqIds: [1, 2] } }, bulk)).message).toContain("dlqIds");
     expect(refused(() => parseFilter({ query: q(""), body: { label: { a: 1 } } }, list)).message).toContain("label");
