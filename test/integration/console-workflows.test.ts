@@ -100,6 +100,7 @@ describe("the console's Workflows page", () => {
 
   test("a failed run shows its failed step and error; from the workflow DLQ it is resumed, its failure function called again, its entry deleted", async () => {
     let broken = true;
+    let cleanupBroken = true;
     let failureCalls = 0;
     const url = w.serve<{ id: number }>(
       "/wf/fragile",
@@ -110,7 +111,13 @@ describe("the console's Workflows page", () => {
           return "stored";
         });
       },
-      { failureFunction: () => void failureCalls++ },
+      {
+        failureFunction: ({ context }) => {
+          failureCalls++;
+          // The first run's failure function fails too: only such a one can be called again.
+          if (context.requestPayload.id === 1 && cleanupBroken) throw new Error("cleanup failed");
+        },
+      },
     );
     const { workflowRunId } = await w.client.trigger({ url, body: { id: 1 }, retries: 0 });
     const other = await w.client.trigger({ url, body: { id: 2 }, retries: 0 });
@@ -123,7 +130,7 @@ describe("the console's Workflows page", () => {
     await openRun(workflowRunId);
     await ui.waitForText(".wf-group.next", "STEP_FAILED");
     expect(await ui.textOf(".wf-group.next")).toContain("disk full");
-    expect(await ui.textOf("main")).toContain("CALLBACK_SUCCESS");
+    expect(await ui.textOf("main")).toContain("CALLBACK_FAIL");
 
     // The workflow DLQ: call the failure function of one run again, delete the other's entry.
     await ui.go("/workflows");
@@ -133,6 +140,9 @@ describe("the console's Workflows page", () => {
     const mine = await entryOf(workflowRunId);
     const theirs = await entryOf(other.workflowRunId);
     await page.waitForSelector(`tr[data-dlq="${theirs.dlqId}"]`, { timeout: UI_WAIT });
+    // Their failure function succeeded: it offers no retry.
+    expect(await ui.textOf(`tr[data-dlq="${theirs.dlqId}"]`)).not.toContain("Retry failure function");
+    cleanupBroken = false;
     await ui.clickButton(`tr[data-dlq="${mine.dlqId}"]`, "Retry failure function");
     await waitUntil(async () => failureCalls === 3, { what: "the failure function called again" });
     await ui.clickButton(`tr[data-dlq="${theirs.dlqId}"]`, "Delete");

@@ -31,7 +31,8 @@ function Actions({ e }: { e: WorkflowDlqEntry }) {
       <button type="button" class="small" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(e.dlqId))}>
         Restart
       </button>
-      {e.failureCallback && (
+      {/* Only a failure function that failed is called again (the server answers 400 otherwise). */}
+      {e.failureCallbackInfo?.state === "CALLBACK_FAIL" && (
         <button type="button" class="small" title="Call the run's failure function again" onClick={() => act("Failure function", () => retryFailureFunction(e.dlqId), () => `Failure function of ${e.workflowRunId} called again`)}>
           Retry failure function
         </button>
