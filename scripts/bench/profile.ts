@@ -35,7 +35,9 @@ try {
   await sinkProc.stop();
   removeDir(svcd.dir);
 }
-const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+const files = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
+console.log(`profiles: ${files.join(", ")}`);
+const file = process.env.PROFILE_FILE_INDEX ? files[Number(process.env.PROFILE_FILE_INDEX)] : files[0];
 if (!file) throw new Error(`no profile written in ${profDir}`);
 console.log(`profile: ${join(profDir, file)}`);
 const s = summarise(JSON.parse(await Bun.file(join(profDir, file)).text()), 40);

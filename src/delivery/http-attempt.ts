@@ -7,6 +7,8 @@ export interface AttemptRequest {
   body: Uint8Array;
   timeoutMs: number;
   maxResponseBytes: number;
+  /** Whether a 2XX answer's headers are kept (any other answer's always are). */
+  headersOf2xx: boolean;
 }
 
 export interface AttemptResult {
@@ -79,7 +81,8 @@ export async function performRequest(req: AttemptRequest): Promise<AttemptResult
       Number.isFinite(declared) && declared <= req.maxResponseBytes && !response.headers.has("content-encoding")
         ? await response.bytes()
         : await readBounded(response, req.maxResponseBytes, signal);
-    return { status: response.status, headers: [...response.headers.entries()], body };
+    const ok = status >= 200 && status < 300;
+    return { status, headers: ok && !req.headersOf2xx ? undefined : [...response.headers.entries()], body };
   } catch (error) {
     return { error: describeFailure(error, req.timeoutMs, status) };
   }

@@ -20,13 +20,16 @@ export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, t
     url: m.url,
     method: m.method,
     headers,
-    // Copied: the buffer is transferred to the worker and the record may still be needed here.
-    body: body ?? m.body.slice(),
+    // Copied into the batch's buffer when the job goes to its worker (delivery/wire.ts).
+    body: body ?? m.body,
     timeoutMs: m.timeoutMs,
     signingKey: account.currentSigningKey,
     issuer: dialect.jwtIssuer,
     signatureHeader: `${p}-Signature`,
     maxResponseBytes: account.limits.maxMessageSize,
+    // A 2XX answer's headers matter only to a callback and to a workflow run (the retry policy
+    // and the DLQ read them on any other answer).
+    headersOf2xx: m.callback !== undefined || m.workflow !== undefined,
     // The worker's lanes are per account: the same key of two accounts is two lanes.
     flow: m.flow ? { ...m.flow, key: laneKey(m.accountId, m.flow.key) } : undefined,
   };

@@ -5,11 +5,14 @@ import { withDeadline } from "../core/deadline.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FlowLaneStats } from "../flow-control/gate.ts";
 import type { DeliveryJob, FromWorker, ToWorker } from "./worker-protocol.ts";
+import { packJobs, unpackOutcomes } from "./wire.ts";
 
 interface Slot {
   id: number;
   worker: Worker;
   inFlight: Map<number, DeliveryJob>;
+  /** Jobs submitted in this turn of the event loop, posted together at its end (see send). */
+  pending: DeliveryJob[];
   alive: boolean;
 }
 
@@ -103,7 +106,7 @@ export class WorkerPool implements BackgroundService {
       ? this.slots[stableHash(job.flow.key) % this.slots.length]!
       : this.slots.reduce((a, b) => (b.inFlight.size < a.inFlight.size ? b : a));
     slot.inFlight.set(job.ticket, job);
-    this.send(slot, { type: "deliver", job });
+    this.send(slot, { type: "job", job });
   }
 
   broadcast(message: ToWorker): void {
@@ -185,18 +188,35 @@ export class WorkerPool implements BackgroundService {
     if (this.drained && this.inFlight === 0) this.drained();
   }
 
-  private send(slot: Slot, message: ToWorker) {
-    if (message.type === "deliver") slot.worker.postMessage(message, [message.job.body.buffer as ArrayBuffer]);
-    else slot.worker.postMessage(message);
+  /**
+   * Jobs go to a worker in one message per turn of the event loop (a claim pass hands over
+   * hundreds at once): a message per job cost the main thread more than recording its outcome.
+   * Anything else sent to the worker first posts the jobs before it, so it arrives in order (a
+   * cancel after its job).
+   */
+  private send(slot: Slot, message: ToWorker | { type: "job"; job: DeliveryJob }) {
+    if (message.type === "job") {
+      if (slot.pending.push(message.job) === 1) queueMicrotask(() => this.postJobs(slot));
+      return;
+    }
+    this.postJobs(slot);
+    slot.worker.postMessage(message);
+  }
+
+  private postJobs(slot: Slot): void {
+    if (slot.pending.length === 0 || !slot.alive) return;
+    const jobs = packJobs(slot.pending);
+    slot.pending = [];
+    slot.worker.postMessage({ type: "deliver", jobs } satisfies ToWorker, [jobs.bodies]);
   }
 
   private spawn(id: number): Slot {
     const worker = new Worker(workerEntry());
-    const slot: Slot = { id, worker, inFlight: new Map(), alive: true };
+    const slot: Slot = { id, worker, inFlight: new Map(), pending: [], alive: true };
     worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const msg = event.data;
-      if (msg.type === "outcome") {
-        if (slot.inFlight.delete(msg.outcome.ticket)) this.options.onOutcome(msg.outcome);
+      if (msg.type === "outcomes") {
+        for (const outcome of unpackOutcomes(msg.outcomes)) if (slot.inFlight.delete(outcome.ticket)) this.options.onOutcome(outcome);
         this.checkDrained();
       } else if (msg.type === "released") {
         for (const ticket of msg.tickets) slot.inFlight.delete(ticket);
@@ -228,6 +248,7 @@ export class WorkerPool implements BackgroundService {
         });
       }
       slot.inFlight.clear();
+      slot.pending = [];
       this.checkDrained();
     };
     worker.addEventListener("error", (e) => died((e as ErrorEvent).message ?? "error"));

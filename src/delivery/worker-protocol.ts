@@ -2,7 +2,7 @@
 import type { FlowControl } from "../model/message.ts";
 import type { FlowLaneStats } from "../flow-control/gate.ts";
 import type { FlowWorkerMessage } from "../flow-control/worker-messages.ts";
-import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { Packed } from "./wire.ts";
 
 export interface DeliveryJob {
   /** Dispatch ticket: unique per attempt, so a late answer of an old attempt is recognised. */
@@ -19,11 +19,14 @@ export interface DeliveryJob {
   signatureHeader: string;
   /** Answer bodies are kept up to this many bytes. */
   maxResponseBytes: number;
+  /** Whether a 2XX answer's headers come back with the outcome (any other answer's always do). */
+  headersOf2xx: boolean;
   flow?: FlowControl;
 }
 
 export type ToWorker =
-  | { type: "deliver"; job: DeliveryJob }
+  /** The jobs handed over in one turn of the main thread's event loop. */
+  | { type: "deliver"; jobs: Packed }
   | { type: "ping"; id: number }
   /** The server runs on a manual clock: from now on the worker's time is exactly `nowMs`. */
   | { type: "clock"; nowMs: number }
@@ -38,7 +41,8 @@ export type ToWorker =
   | FlowWorkerMessage;
 
 export type FromWorker =
-  | { type: "outcome"; outcome: DeliveryOutcome }
+  /** The outcomes of the attempts that ended in one turn of the worker's event loop. */
+  | { type: "outcomes"; outcomes: Packed }
   | { type: "pong"; id: number; workerId: number }
   | { type: "flow-stats"; id: number; stats: FlowLaneStats[] }
   /** Jobs given back unstarted: no attempt was made, so they have no outcome. */

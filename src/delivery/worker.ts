@@ -8,7 +8,9 @@ import { FlowGate } from "../flow-control/gate.ts";
 import { GlobalSlots } from "../flow-control/global-slots.ts";
 import { signDelivery } from "../signing/jwt.ts";
 import { performRequest } from "./http-attempt.ts";
-import type { DeliveryJob, ToWorker } from "./worker-protocol.ts";
+import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { DeliveryJob, FromWorker, ToWorker } from "./worker-protocol.ts";
+import { packOutcomes, unpackJobs } from "./wire.ts";
 
 declare const self: Worker;
 
@@ -49,11 +51,29 @@ async function deliver(job: DeliveryJob, startedAt = now()) {
     body: job.body,
     timeoutMs: job.timeoutMs,
     maxResponseBytes: job.maxResponseBytes,
+    headersOf2xx: job.headersOf2xx,
   });
-  self.postMessage({
-    type: "outcome",
-    outcome: { ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result },
-  });
+  report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result });
+}
+
+/**
+ * Outcomes go back in one message per turn of this thread's event loop: at a few thousand
+ * attempts a second, a message each cost both threads more than the attempt's own work.
+ * Every other message to the main thread first sends the outcomes before it (see post).
+ */
+let outcomes: DeliveryOutcome[] = [];
+function report(outcome: DeliveryOutcome): void {
+  if (outcomes.push(outcome) === 1) setImmediate(sendOutcomes);
+}
+function sendOutcomes(): void {
+  if (outcomes.length === 0) return;
+  const packed = packOutcomes(outcomes);
+  outcomes = [];
+  self.postMessage({ type: "outcomes", outcomes: packed } satisfies FromWorker, [packed.bodies]);
+}
+function post(message: FromWorker): void {
+  sendOutcomes();
+  self.postMessage(message);
 }
 
 self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: number }>) => {
@@ -62,18 +82,17 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
     case "hello":
       workerId = msg.workerId;
       break;
-    case "deliver": {
-      const job = msg.job;
-      if (job.flow) gate.submit({ ...job, flow: job.flow });
-      else void deliver(job);
+    case "deliver":
+      for (const job of unpackJobs(msg.jobs)) {
+        if (job.flow) gate.submit({ ...job, flow: job.flow });
+        else void deliver(job);
+      }
       break;
-    }
     case "cancel": {
       const job = gate.cancel(msg.ticket);
       // The pool still counts the job as in flight until an outcome for it arrives.
       if (job) {
-        const outcome = { ticket: job.ticket, messageId: job.messageId, error: "cancelled before delivery", startedAt: now(), durationMs: 0 };
-        self.postMessage({ type: "outcome", outcome });
+        report({ ticket: job.ticket, messageId: job.messageId, error: "cancelled before delivery", startedAt: now(), durationMs: 0 });
       }
       break;
     }
@@ -87,13 +106,13 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
       gate.forget(msg.prefix);
       break;
     case "release-waiting":
-      self.postMessage({ type: "released", tickets: gate.releaseWaiting().map((job) => job.ticket) });
+      post({ type: "released", tickets: gate.releaseWaiting().map((job) => job.ticket) });
       break;
     case "flow-stats":
-      self.postMessage({ type: "flow-stats", id: msg.id, stats: gate.stats({ key: msg.key, prefix: msg.prefix }) });
+      post({ type: "flow-stats", id: msg.id, stats: gate.stats({ key: msg.key, prefix: msg.prefix }) });
       break;
     case "ping":
-      self.postMessage({ type: "pong", id: msg.id, workerId });
+      post({ type: "pong", id: msg.id, workerId });
       break;
     case "clock":
       if (clock instanceof ManualClock) clock.advanceTo(Math.max(msg.nowMs, clock.now()));
