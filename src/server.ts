@@ -60,7 +60,8 @@ import { signingKeyRoutes } from "./signing/routes.ts";
 import { logDeliveries } from "./telemetry/delivery-log.ts";
 import { ShutdownSummary } from "./telemetry/shutdown-summary.ts";
 import { ServerMetrics } from "./telemetry/prometheus.ts";
-import { metricsRoutes } from "./telemetry/routes.ts";
+import { LiveEventStreams } from "./telemetry/live-events.ts";
+import { liveEventRoutes, metricsRoutes } from "./telemetry/routes.ts";
 import { buildInfo } from "./startup/build-info.ts";
 import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
 import { urlGroupRoutes } from "./url-groups/routes.ts";
@@ -289,6 +290,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     workerLoad: () => pool.load,
     storageBytes: () => storage.sizeBytes(),
   });
+  // Live views (the console): the account's message events as server-sent events.
+  const liveEvents = new LiveEventStreams(events);
   const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messageStore, commit });
   // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
   const clockControl = new ClockControl(clock, probe, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
@@ -329,6 +332,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       dlqCount: (id) => dlqStore.count(id),
     }),
     metricsRoutes(metrics, config.metricsToken),
+    liveEventRoutes(ctx, liveEvents),
   ];
   const docs = openApiRoutes({
     messaging: messagingPlugins,
@@ -395,6 +399,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       stopped = true;
       ready = false;
       const summary = new ShutdownSummary(events, inFlight.size);
+      // An open event stream never ends by itself: the listeners would wait for it.
+      liveEvents.closeAll();
       await Promise.all([mainApp.stop(), managementApp?.stop()]);
       await services.stop(Date.now() + deadlineMs);
       await commit.flush();

@@ -89,7 +89,8 @@ describe("web console in a real browser", () => {
     await svc.api("/__svc/flush", { method: "POST" });
     await receiver.waitFor(1);
 
-    // No reload: the list polls.
+    // No reload: the page follows the server's event stream.
+    await page.waitForSelector("[data-live=stream]", { timeout: UI_WAIT });
     await page.waitForSelector(`a[href="/console/messages/${messageId}"]`, { timeout: UI_WAIT });
     await page.click(`td a[href="/console/messages/${messageId}"]`);
     await ui.waitForText(".timeline", "DELIVERED");

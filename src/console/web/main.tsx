@@ -2,7 +2,7 @@ import { render } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, onUnauthorized } from "./api.ts";
 import { formatTime } from "./format.ts";
-import { setLive, useLive, usePoll } from "./live.ts";
+import { setLive, useLive, useLiveStream, usePoll } from "./live.ts";
 import { PAGES, findPage } from "./pages.tsx";
 import { href, navigate, onLinkClick, useRoute } from "./router.ts";
 import { readStatus, StatusContext } from "./status.ts";
@@ -47,8 +47,10 @@ function TokenPrompt({ onToken, failed }: { onToken: (token: string) => void; fa
 
 function Shell() {
   const route = useRoute();
-  const status = usePoll(readStatus, "status", 2000);
-  const live = useLive();
+  // The top bar's clock and counts keep their pace while events stream.
+  const status = usePoll(readStatus, "status", 2000, 2000);
+  const { live, stream } = useLive();
+  useLiveStream();
   const [help, setHelp] = useState(false);
   const [menu, setMenu] = useState(false);
   const toggleHelp = useCallback(() => setHelp((h) => !h), []);
@@ -116,9 +118,13 @@ function Shell() {
                 </>
               )}
             </div>
-            <label class="live-toggle">
+            <label
+              class="live-toggle"
+              data-live={live ? (stream === "open" ? "stream" : "poll") : "off"}
+              title={!live ? "Live updates are off" : stream === "open" ? "Live: views follow the server's event stream" : "Live: views re-read every few seconds (the event stream is not connected)"}
+            >
               <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} />
-              <span class={live ? "dot on" : "dot"} aria-hidden="true" />
+              <span class={`dot ${live ? "on" : ""} ${live && stream !== "open" ? "polling" : ""}`} aria-hidden="true" />
               Live
             </label>
           </div>
