@@ -193,14 +193,16 @@ describe("count bounds every bulk operation", () => {
     expect(await urls()).toEqual([`${rx.url}/flaky/2`, `${rx.url}/flaky/3`]);
     const second = await client.dlq.retry({ all: true, count: 1, cursor: first.cursor });
     expect(second.responses).toHaveLength(1);
+    expect(await urls()).toEqual([`${rx.url}/flaky/3`]);
     const last = await client.dlq.retry({ all: true, count: 1, cursor: second.cursor });
     expect(last.responses).toHaveLength(1);
     expect(last.cursor).toBeUndefined(); // svcd answered cursor "" (done): the client reads it as undefined
     await flush(s.api);
     expect(await urls()).toEqual([]);
-    // Retried oldest first: the second delivery of each path came in publish order.
-    expect(rx.received.filter((r) => r.path.startsWith("/flaky/")).map((r) => r.path)).toEqual(
-      ["/flaky/1", "/flaky/2", "/flaky/3", "/flaky/1", "/flaky/2", "/flaky/3"],
+    // Each dead letter was delivered again once. (Their arrival order is not the retry order:
+    // three retried messages are delivered side by side.)
+    expect(rx.received.filter((r) => r.path.startsWith("/flaky/")).map((r) => r.path).sort()).toEqual(
+      ["/flaky/1", "/flaky/1", "/flaky/2", "/flaky/2", "/flaky/3", "/flaky/3"],
     );
 
     await deadLetters("fail");
