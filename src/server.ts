@@ -233,7 +233,6 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const batch = new BatchService(ctx, publisher, queues, wake.ring, workflowHooks.publishes.isWorkflow);
   const workflows = createWorkflowDomain(ctx, workflowHooks, {
     messages: messageStore,
-    events: eventStore,
     lifecycle,
     forget,
     inFlight: (messageId) => dispatcher.isInFlight(messageId),

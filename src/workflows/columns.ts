@@ -37,6 +37,7 @@ export const RunDataJson = Type.Object({
       responseStatus: Type.Optional(Type.Number()),
       responseBody: Type.Optional(Type.String()),
       responseHeaders: Type.Optional(HeaderMap),
+      nextDeliveryTime: Type.Optional(Type.Number()),
     }),
   ),
   awaitingSdk: Type.Optional(Type.Boolean()),
@@ -52,3 +53,14 @@ export const WaiterDataJson = Type.Object({
   timeout: Type.String(),
   step: Type.Record(Type.String(), Type.Unknown()),
 });
+
+/** `workflow_steps.details`: what only the run's log needs of an entry. */
+export const StepDetailsJson = Type.Object({
+  step: Type.Optional(
+    Type.Object({ stepId: Type.Number(), stepName: Type.String(), stepType: Type.String(), concurrent: Type.Number() }),
+  ),
+  waitTimeoutDeadline: Type.Optional(Type.Number()),
+});
+
+/** `workflow_step_errors.headers`: the failed answer's headers. */
+export const ErrorHeadersJson = HeaderMap;

@@ -201,7 +201,7 @@ export class WorkflowDlq {
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
     const run = this.newRun(old, overrides, nowMs);
     const m = this.freshMessage({ ...entry.message, kind: "message", url: old.url, method: "POST", headers: old.config.headers, body: initial.body }, run, nowMs);
-    this.deps.runs.appendStep({ ...initial, runId: run.runId, messageId: m.id, createdAt: nowMs, retries: m.maxRetries });
+    this.deps.runs.appendStep({ ...initial, runId: run.runId, messageId: m.id, createdAt: nowMs, retries: m.maxRetries, state: "PENDING" });
     joinRun(this.deps.names, run, m, "step", true);
     this.deps.lifecycle.accept(m, nowMs);
     return run;

@@ -5,8 +5,6 @@ import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DeadLetters } from "../dlq/dead-letters.ts";
 import type { DlqStorage } from "../dlq/store.ts";
-import type { EventRecord } from "../logs/model.ts";
-import type { EventStorage } from "../logs/store.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
 import type { MessageStorage } from "../messages/store.ts";
@@ -63,7 +61,6 @@ export type WorkflowHooks = ReturnType<typeof createWorkflowHooks>;
 
 export interface WorkflowEngine {
   messages: MessageStorage;
-  events: EventStorage;
   lifecycle: MessageLifecycle;
   /** Disowns a cancelled message's attempt in flight. */
   forget: (messageId: string) => void;
@@ -99,7 +96,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
   const settler = new RunSettler(runs, waits, messages, ctx.accounts, ctx.commit, ctx.clock, ctx.log);
   hooks.settle.answerWith((leftovers) => settler.schedule(leftovers));
 
-  const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, (a, w, now) => publishTimeout(messages, a, w, now), ctx.log);
+  const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, (a, w, now) => publishTimeout(messages, runs, a, w, now), ctx.log);
   const waitService = new WaitService({
     clock: ctx.clock,
     commit: ctx.commit,
@@ -116,8 +113,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     runs,
     endings,
     settler,
-    // Workflows run on the SQLite engine only (engines/postgres/workflows.ts): its log answers at once.
-    eventsOf: (accountId, messageId) => engine.events.list(accountId, { messageIds: [messageId] }, null, 1000) as EventRecord[],
+    waits,
   });
   const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
   const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, usage: engine.usage, wake: engine.wake });

@@ -52,6 +52,8 @@ export interface FailureFunction {
   responseStatus?: number;
   responseBody?: string;
   responseHeaders?: Record<string, string[]>;
+  /** When its call is tried again, while it is retrying. */
+  nextDeliveryTime?: number;
 }
 
 export interface RunRecord {
@@ -80,6 +82,34 @@ export interface RunRecord {
   unsettled?: boolean;
 }
 
+/** Where the delivery of a list entry's message stands (the run's log shows it). */
+export type StepDeliveryState = "PENDING" | "RETRY" | "DELIVERED" | "FAILED" | "CANCELED";
+
+/** The step a message belongs to, as the SDK names it (`context.call`'s request and answer). */
+export interface StepIdentity {
+  stepId: number;
+  stepName: string;
+  stepType: string;
+  concurrent: number;
+}
+
+/** What only the run's log needs of an entry, known when it is published. */
+export interface StepDetails {
+  /** A `context.call`'s request: the call step it makes. */
+  step?: StepIdentity;
+  /** An event or timeout for a wait: when the wait would have timed out (Unix ms). */
+  waitTimeoutDeadline?: number;
+}
+
+/** One failed attempt of a run's message, as the run's log shows it (the SDK's `StepError`). */
+export interface StepError {
+  error: string;
+  body: string;
+  headers: Record<string, string[]>;
+  status: number;
+  time: number;
+}
+
 /** One entry of a run's step list (the SDK's `RawStep`), with what logs need about it. */
 export interface StepEntry {
   accountId: string;
@@ -96,6 +126,10 @@ export interface StepEntry {
   headers: Array<[string, string]>;
   retries: number;
   retryDelayExpr?: string;
+  /** How its delivery stands, and when it is tried again while it retries. */
+  state: StepDeliveryState;
+  nextDeliveryAt?: number;
+  details?: StepDetails;
 }
 
 /** A `context.waitForEvent` / `waitForWebhook` waiting for its event. */

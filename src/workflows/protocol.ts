@@ -1,6 +1,6 @@
 import { badRequest } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
-import type { CallType } from "./model.ts";
+import type { CallType, StepIdentity } from "./model.ts";
 
 /**
  * Header names of the workflow protocol in the server's dialect (`Upstash-Workflow-RunId` in the
@@ -18,6 +18,11 @@ export function workflowHeaders(d: Dialect) {
     triggerBySdk: `${p}-Workflow-Trigger-By-Sdk`,
     unknownSdk: `${p}-Workflow-Unknown-Sdk`,
     sdkVersion: `${p}-Workflow-Sdk-Version`,
+    // The step a `context.call`'s answer belongs to (the SDK forwards them to its callback).
+    stepId: `${p}-Workflow-StepId`,
+    stepName: `${p}-Workflow-StepName`,
+    stepType: `${p}-Workflow-StepType`,
+    concurrent: `${p}-Workflow-Concurrent`,
   };
 }
 
@@ -51,4 +56,13 @@ export function readWorkflowPublish(names: WorkflowHeaderNames, headers: Headers
   const init = isTrue(headers.get(names.init));
   const url = headers.get(names.url)?.trim() || undefined;
   return { runId, init, url, callType, invoke: isTrue(headers.get(names.invoke)), triggerBySdk: isTrue(headers.get(names.triggerBySdk)) };
+}
+
+/** The step named by a call's callback headers (absent or incomplete: undefined). */
+export function stepIdentityOf(names: WorkflowHeaderNames, headers: Array<[string, string]>): StepIdentity | undefined {
+  const get = (name: string) => headers.find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1];
+  const stepId = Number(get(names.stepId));
+  const stepName = get(names.stepName);
+  if (!Number.isInteger(stepId) || stepName === undefined) return undefined;
+  return { stepId, stepName, stepType: get(names.stepType) ?? "Call", concurrent: Number(get(names.concurrent)) || 1 };
 }

@@ -6,7 +6,7 @@ import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun, failureCallbackOf, mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
 import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
-import { readWorkflowPublish, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
+import { readWorkflowPublish, stepIdentityOf, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
 import { isActive } from "./run-state.ts";
 import { bytesOf, textOf } from "./raw-steps.ts";
 import type { RunStore } from "./store.ts";
@@ -118,7 +118,8 @@ export class WorkflowPublishes {
    */
   private call(run: RunRecord, m: MessageRecord, given: (suffix: string) => boolean, nowMs: number): void {
     const c = run.config;
-    this.runs.appendStep(this.entryOf(run, m, "toCallback", nowMs));
+    const step = m.callback && stepIdentityOf(this.names, m.callback.headers);
+    this.runs.appendStep({ ...this.entryOf(run, m, "toCallback", nowMs), details: step && { step } });
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;

@@ -1,9 +1,9 @@
+import type { DlqStorage } from "../dlq/store.ts";
 import { headerMap } from "../messages/views.ts";
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { DlqStorage } from "../dlq/store.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
-import type { FailureCallbackState, FailureFunction } from "./model.ts";
+import type { FailureCallbackState, FailureFunction, StepDeliveryState, StepError } from "./model.ts";
 import { textOf } from "./raw-steps.ts";
 import type { RunEndings } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
@@ -22,10 +22,22 @@ function failResponse(outcome: DeliveryOutcome, error: string): string {
   return text;
 }
 
+/** A failed attempt as the run's log keeps it: the reason, and the answer with its headers. */
+function stepError(outcome: DeliveryOutcome, error: string, atMs: number): StepError {
+  return {
+    error,
+    body: outcome.body ? textOf(outcome.body) : "",
+    headers: headerMap(outcome.headers),
+    status: outcome.status ?? 0,
+    time: atMs,
+  };
+}
+
 /**
  * Keeps runs in step with their messages, inside the write that changes the message: a step that
  * fails for good fails its run (with the DLQ entry and the failure function's call), a call's
- * answer joins the run's list, the failure function's call records how it went.
+ * answer joins the run's list, the failure function's call records how it went, and every
+ * message of a run records how its delivery stands and why its attempts failed (the run's log).
  */
 export class RunEvents implements MessageListener {
   constructor(
@@ -35,7 +47,7 @@ export class RunEvents implements MessageListener {
     private readonly settler: { settleAfterCommit(): void; cancelAfterCommit(accountId: string, messageId: string): void },
   ) {}
 
-  created({ message: m }: { message: MessageRecord; atMs: number }): void {
+  created({ message: m }: MessageEventMap["created"]): void {
     const tag = m.workflow;
     if (tag?.callType === "fromCallback") {
       const run = this.runs.getRun(m.accountId, tag.runId);
@@ -54,17 +66,21 @@ export class RunEvents implements MessageListener {
         retryDelayExpr: m.retryDelayExpr,
       });
     } else if (tag?.callType === "failureCall") {
-      this.updateFailureFunction(m, (f) => ({ ...f, messageId: m.id, url: m.url, state: "CALLBACK_INPROGRESS" }));
+      this.updateFailureFunction(m, (f) => ({ ...f, messageId: m.id, url: m.url, state: "CALLBACK_INPROGRESS", nextDeliveryTime: undefined }));
     }
   }
 
-  delivered({ message: m, outcome }: { message: MessageRecord; outcome: DeliveryOutcome }): void {
-    if (m.workflow?.callType === "failureCall") this.failureCallEnded(m, "CALLBACK_SUCCESS", outcome);
+  delivered({ message: m, outcome }: MessageEventMap["delivered"]): void {
+    if (m.workflow?.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_SUCCESS", outcome);
+    this.delivery(m, "DELIVERED");
   }
 
-  retried({ message: m }: { message: MessageRecord }): void {
+  retried({ message: m, outcome, error, nextDeliveryAt, atMs }: MessageEventMap["retried"]): void {
     const tag = m.workflow;
-    if (!tag || tag.callType === "failureCall") return;
+    if (!tag) return;
+    this.runs.addError(m.accountId, tag.runId, m.id, stepError(outcome, error, atMs));
+    if (tag.callType === "failureCall") return this.updateFailureFunction(m, (f) => ({ ...f, nextDeliveryTime: nextDeliveryAt }));
+    this.delivery(m, "RETRY", nextDeliveryAt);
     // An attempt that was under way when its run ended was spared; its run wants no more of it.
     const run = this.runs.getRun(m.accountId, tag.runId);
     if (run && !isActive(run.state)) this.settler.cancelAfterCommit(m.accountId, m.id);
@@ -72,9 +88,12 @@ export class RunEvents implements MessageListener {
 
   failed({ message: m, outcome, error, dlqId, atMs }: MessageEventMap["failed"]): void {
     const tag = m.workflow;
-    if (tag?.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_FAIL", outcome);
+    if (!tag) return;
+    this.runs.addError(m.accountId, tag.runId, m.id, stepError(outcome, error, atMs));
+    if (tag.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_FAIL", outcome);
+    this.delivery(m, "FAILED");
     // A failed `context.call` is the call's answer, not the run's failure: the callback carries it.
-    if (tag?.callType !== "step" && tag?.callType !== "fromCallback") return;
+    if (tag.callType !== "step" && tag.callType !== "fromCallback") return;
     const run = this.runs.getRun(m.accountId, tag.runId);
     if (!run || !isActive(run.state) || dlqId === undefined) return;
     const failureFunction = m.failureCallback && {
@@ -90,8 +109,14 @@ export class RunEvents implements MessageListener {
     this.settler.settleAfterCommit();
   }
 
-  cancelled({ message: m }: { message: MessageRecord; atMs: number }): void {
-    if (m.workflow?.callType === "failureCall") this.updateFailureFunction(m, (f) => ({ ...f, state: "CALLBACK_CANCELED" }));
+  cancelled({ message: m }: MessageEventMap["cancelled"]): void {
+    if (m.workflow?.callType === "failureCall") this.updateFailureFunction(m, (f) => ({ ...f, state: "CALLBACK_CANCELED", nextDeliveryTime: undefined }));
+    else this.delivery(m, "CANCELED");
+  }
+
+  /** Where the delivery of a run's message (a step, a call or its answer) stands now. */
+  private delivery(m: MessageRecord, state: StepDeliveryState, nextDeliveryAt?: number): void {
+    if (m.workflow) this.runs.setDelivery(m.accountId, m.workflow.runId, m.id, state, nextDeliveryAt);
   }
 
   private failureCallEnded(m: MessageRecord, state: FailureCallbackState, outcome: DeliveryOutcome): void {
@@ -101,6 +126,7 @@ export class RunEvents implements MessageListener {
       responseStatus: outcome.status,
       responseBody: outcome.body ? textOf(outcome.body) : undefined,
       responseHeaders: outcome.headers ? headerMap(outcome.headers) : undefined,
+      nextDeliveryTime: undefined,
     }));
   }
 

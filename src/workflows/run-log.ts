@@ -1,22 +1,8 @@
 import { compact, headerMap } from "../messages/views.ts";
 import { labelFields } from "../model/labels.ts";
-import type { RunRecord, StepEntry } from "./model.ts";
+import { fromBase64 } from "../util/base64.ts";
+import type { RunRecord, StepDeliveryState, StepEntry, StepError, StepIdentity, Waiter } from "./model.ts";
 import { isPlanStep, parseStep, textOf, type ParsedStep } from "./raw-steps.ts";
-
-/** One failed attempt of a step's message, as logs show it. */
-export interface StepError {
-  error: string;
-  body: string;
-  headers: Record<string, string[]>;
-  status: number;
-  time: number;
-}
-
-/** Where a message of the run stands, read from the event log. */
-export interface DeliveryStatus {
-  state: "DELIVERED" | "PENDING" | "RETRY" | "FAILED" | "CANCELED";
-  errors: StepError[];
-}
 
 export type StepLog = Record<string, unknown>;
 export type StepLogGroup =
@@ -24,129 +10,343 @@ export type StepLogGroup =
   | { type: "parallel"; steps: StepLog[] }
   | { type: "next"; steps: StepLog[] };
 
-const NEXT_STATE: Record<Exclude<DeliveryStatus["state"], "DELIVERED">, string> = {
+/** A run this run started with `context.invoke`, as its invoke step shows it. */
+export interface InvokedRun {
+  runId: string;
+  url: string;
+  createdAt: number;
+  /** The invoking step of this run. */
+  step: Record<string, unknown>;
+  /** The invoked run's first message (its start), its payload and the headers it was sent with. */
+  messageId?: string;
+  body: string;
+  headers: Record<string, string[]>;
+}
+
+/** What a run's log shows beyond its list: why attempts failed, waits under way, runs it invoked. */
+export interface RunLogFacts {
+  /** Failed attempts by message id, oldest first. */
+  errors: Map<string, StepError[]>;
+  waiting: Waiter[];
+  invoked: InvokedRun[];
+}
+
+/** A step shown while it is under way: how its latest message stands. */
+const SHOWN_STATE: Record<StepDeliveryState, string> = {
+  PENDING: "STEP_PROGRESS",
+  RETRY: "STEP_RETRY",
+  DELIVERED: "STEP_PROGRESS",
+  FAILED: "STEP_FAILED",
+  CANCELED: "STEP_CANCELED",
+};
+
+const NEXT_STATE: Record<Exclude<StepDeliveryState, "DELIVERED">, string> = {
   PENDING: "STEP_PROGRESS",
   RETRY: "STEP_RETRY",
   FAILED: "STEP_FAILED",
   CANCELED: "STEP_CANCELED",
 };
 
+/** `out` as the hosted log shows it: the text the step carries (JSON text for most steps). */
+const outText = (out: unknown): string | undefined => (out === undefined ? undefined : typeof out === "string" ? out : JSON.stringify(out));
+
 const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
   } catch {
-    return text;
+    return undefined;
   }
 };
 
-/** The part of a step log every completed step has. */
-function baseLog(e: StepEntry, step: Pick<ParsedStep, "stepName" | "stepType" | "concurrent"> & { stepId?: number }, out: unknown): StepLog {
-  return compact({
-    stepId: step.stepId,
-    stepName: step.stepName,
-    stepType: step.stepType,
-    callType: e.callType,
-    messageId: e.messageId,
-    out,
-    concurrent: step.concurrent,
-    state: "STEP_SUCCESS",
-    createdAt: e.createdAt,
-    headers: headerMap(e.headers),
-    retries: e.retries,
-    retryDelay: e.retryDelayExpr,
-  });
+/** The step a failing delivery was running, as the SDK reports it (`<Prefix>-Error-Step-Name`). */
+function failingStepName(errors: StepError[] | undefined): string | undefined {
+  const last = errors?.at(-1);
+  if (!last) return undefined;
+  const name = Object.keys(last.headers).find((h) => h.toLowerCase().endsWith("-error-step-name"));
+  return name ? last.headers[name]![0] : undefined;
 }
 
-/** A completed step: its result (`out` parsed as the SDK stored it) and its kind's own fields. */
-function resultLog(e: StepEntry, step: ParsedStep, call: StepEntry | undefined): StepLog {
-  const out = typeof step.out === "string" ? parseJson(step.out) : step.out;
-  const log = baseLog(e, step, out);
-  if (step.sleepFor !== undefined) log.sleepFor = step.sleepFor;
-  if (step.sleepUntil !== undefined) log.sleepUntil = step.sleepUntil;
-  if (typeof step.waitEventId === "string") {
-    log.waitEventId = step.waitEventId;
-    log.waitTimeout = step.waitTimeout === true;
-    if (step.timeout !== undefined) log.waitTimeoutDuration = step.timeout;
-  }
-  if (step.stepType === "Call" && out && typeof out === "object") {
-    const response = out as { status?: number; body?: unknown; header?: Record<string, string[]> };
-    Object.assign(log, {
-      callResponseStatus: response.status,
-      callResponseBody: response.body,
-      callResponseHeaders: response.header ?? {},
-    });
-    if (call) {
-      Object.assign(log, {
-        callUrl: call.url,
-        callMethod: call.method,
-        callHeaders: headerMap(call.headers),
-        callBody: textOf(call.body),
-      });
-    }
-  }
-  return log;
+/** A `context.call`: its request (the `toCallback` entry) and, once it came back, its answer. */
+interface Call {
+  request: StepEntry;
+  step?: StepIdentity;
+  answer?: StepEntry;
 }
 
 /**
- * The run as `client.logs()` returns it (the SDK's `WorkflowRunLog`): the initial payload and each
- * completed step in order (parallel branches together), then the messages not yet delivered as
- * the `next` group (pending, retrying, failed or cancelled), with the run's ending.
+ * Builds the run as `client.logs()` returns it (the SDK's `WorkflowRunLog`): the initial payload
+ * and each step in order (parallel branches together), then the messages not yet delivered as
+ * the `next` group (pending, retrying with their errors, failed or cancelled), with the run's
+ * ending. Steps under way show too, in their place: a parallel branch announced by its plan step,
+ * a `context.call` on its way (`callType` `toCallback`, then `fromCallback` with the answer), a
+ * wait for an event, an invoked run; a finished step takes their place.
  */
-export function runLog(run: RunRecord, entries: StepEntry[], statusOf: (messageId: string) => DeliveryStatus) {
-  const groups: StepLogGroup[] = [];
-  let parallel: StepLog[] = [];
-  const flushParallel = () => {
-    if (parallel.length > 0) groups.push({ type: "parallel", steps: parallel });
-    parallel = [];
-  };
-  const seenStepIds = new Set<number>();
-  let lastCall: StepEntry | undefined;
-  const next: StepLog[] = [];
+class RunLogBuilder {
+  readonly groups: StepLogGroup[] = [];
+  private readonly next: StepLog[] = [];
+  private parallel: { group: StepLogGroup; concurrent: number } | null = null;
+  /** Steps shown while under way, by step id: a finished step replaces them. */
+  private readonly open = new Map<number, StepLog>();
+  private readonly done = new Set<number>();
+  private readonly calls = new Map<string, Call>();
+  private lastCall: Call | undefined;
 
-  for (const e of entries) {
-    const step = e.position === 0 ? undefined : e.callType === "step" ? parseStep(e.body) : undefined;
-    if (e.position === 0) {
-      groups.push({ type: "sequential", steps: [baseLog(e, { stepName: "init", stepType: "Initial", concurrent: 1 }, textOf(e.body))] });
-    } else if (e.callType === "toCallback") {
-      lastCall = e;
-    } else if (step && isPlanStep(step)) {
-      flushParallel();
-    } else if (step && !seenStepIds.has(step.stepId)) {
-      // A step delivered twice may have published its result twice: the first one counts.
-      seenStepIds.add(step.stepId);
-      const log = resultLog(e, step, step.stepType === "Call" ? lastCall : undefined);
-      if (step.concurrent > 1) parallel.push(log);
-      else {
-        flushParallel();
-        groups.push({ type: "sequential", steps: [log] });
-      }
+  constructor(private readonly facts: RunLogFacts) {}
+
+  add(e: StepEntry): void {
+    const step = e.position > 0 && e.callType === "step" ? parseStep(e.body) : undefined;
+    if (e.position === 0) this.place(this.initLog(e), 1);
+    else if (e.callType === "toCallback") this.callRequest(e);
+    else if (e.callType === "fromCallback") this.callAnswer(e);
+    else if (step && isPlanStep(step)) this.planned(e, step);
+    else if (step) this.finished(e, step);
+    if (e.state !== "DELIVERED") this.next.push(this.nextLog(e, step));
+  }
+
+  /** Waits and invoked runs under way, after the list. */
+  addUnderWay(): void {
+    for (const w of this.facts.waiting) {
+      const id = identity(w.step);
+      if (id) this.show(id, this.waitingLog(w, id));
     }
-
-    const status = statusOf(e.messageId);
-    if (status.state !== "DELIVERED") {
-      next.push(
-        compact({
-          messageId: e.messageId,
-          stepName: step && isPlanStep(step) ? step.stepName : undefined,
-          state: NEXT_STATE[status.state],
-          retries: e.retries,
-          retryDelay: e.retryDelayExpr,
-          errors: status.errors.length > 0 ? status.errors : undefined,
-        }),
-      );
+    for (const invoked of this.facts.invoked) {
+      const id = identity(invoked.step);
+      if (id) this.show(id, this.invokingLog(invoked, id));
     }
   }
-  flushParallel();
-  if (next.length > 0) groups.push({ type: "next", steps: next });
 
+  finish(): StepLogGroup[] {
+    if (this.next.length > 0) this.groups.push({ type: "next", steps: this.next });
+    return this.groups;
+  }
+
+  private place(log: StepLog, concurrent: number): void {
+    if (concurrent <= 1) {
+      this.parallel = null;
+      this.groups.push({ type: "sequential", steps: [log] });
+      return;
+    }
+    const current = this.parallel;
+    if (!current || current.concurrent !== concurrent || current.group.steps.length >= concurrent) {
+      this.parallel = { group: { type: "parallel", steps: [] }, concurrent };
+      this.groups.push(this.parallel.group);
+    }
+    this.parallel!.group.steps.push(log);
+  }
+
+  /** A step under way: in the place its plan step took, or in order. */
+  private show(id: StepIdentity, log: StepLog): void {
+    if (this.done.has(id.stepId)) return;
+    const shown = this.open.get(id.stepId);
+    if (shown) return replaceContents(shown, log);
+    this.place(log, id.concurrent);
+    this.open.set(id.stepId, log);
+  }
+
+  private planned(e: StepEntry, plan: ParsedStep): void {
+    const id = { stepId: plan.targetStep!, stepName: plan.stepName, stepType: plan.stepType, concurrent: plan.concurrent };
+    if (this.open.has(id.stepId)) return;
+    this.show(id, this.base(e, id, SHOWN_STATE[e.state]));
+  }
+
+  private finished(e: StepEntry, step: ParsedStep): void {
+    // A step delivered twice may have published its result twice: the first one counts.
+    if (this.done.has(step.stepId)) return;
+    const log = this.resultLog(e, step);
+    this.done.add(step.stepId);
+    const shown = this.open.get(step.stepId);
+    this.open.delete(step.stepId);
+    if (shown) replaceContents(shown, log);
+    else this.place(log, step.concurrent);
+  }
+
+  private callRequest(e: StepEntry): void {
+    const call: Call = { request: e, step: e.details?.step };
+    this.calls.set(e.messageId, call);
+    this.lastCall = call;
+    if (call.step) this.show(call.step, this.callLog(call, call.step));
+  }
+
+  private callAnswer(e: StepEntry): void {
+    const source = (parseJson(textOf(e.body)) as { sourceMessageId?: unknown } | undefined)?.sourceMessageId;
+    const call = typeof source === "string" ? this.calls.get(source) : undefined;
+    if (!call) return;
+    call.answer = e;
+    if (call.step) this.show(call.step, this.callLog(call, call.step));
+  }
+
+  private base(e: StepEntry, id: Partial<StepIdentity>, state: string): StepLog {
+    return compact({
+      stepId: id.stepId,
+      stepName: id.stepName,
+      stepType: id.stepType,
+      callType: e.callType,
+      messageId: e.messageId,
+      concurrent: id.concurrent,
+      state,
+      createdAt: e.createdAt,
+      headers: headerMap(e.headers),
+      retries: e.retries,
+      retryDelay: e.retryDelayExpr,
+    });
+  }
+
+  private initLog(e: StepEntry): StepLog {
+    return { ...this.base(e, { stepName: "init", stepType: "Initial", concurrent: 1 }, "STEP_SUCCESS"), out: textOf(e.body) };
+  }
+
+  /** A finished step: its result as the SDK stored it, and its kind's own fields. */
+  private resultLog(e: StepEntry, step: ParsedStep): StepLog {
+    const log = this.base(e, step, "STEP_SUCCESS");
+    const out = outText(step.out);
+    if (out !== undefined) log.out = out;
+    if (step.sleepFor !== undefined) log.sleepFor = step.sleepFor;
+    if (step.sleepUntil !== undefined) log.sleepUntil = step.sleepUntil;
+    if (typeof step.waitEventId === "string") {
+      // The event's data, as it was notified (the step carries it in base64).
+      if (out !== undefined) log.out = textOf(fromBase64(out));
+      Object.assign(log, compact({
+        waitEventId: step.waitEventId,
+        waitTimeout: step.waitTimeout === true,
+        waitTimeoutDuration: typeof step.timeout === "string" ? step.timeout : undefined,
+        waitTimeoutDeadline: e.details?.waitTimeoutDeadline,
+      }));
+    }
+    if (step.stepType === "Call") {
+      const call = [...this.calls.values()].find((c) => c.step?.stepId === step.stepId) ?? (this.lastCall?.step ? undefined : this.lastCall);
+      if (call) Object.assign(log, callRequestFields(call.request));
+      const response = out === undefined ? undefined : (parseJson(out) as { status?: number; body?: unknown; header?: Record<string, string[]> } | undefined);
+      if (response && typeof response === "object") {
+        Object.assign(log, {
+          callResponseStatus: response.status,
+          callResponseBody: outText(response.body),
+          callResponseHeaders: response.header ?? {},
+        });
+      }
+    }
+    if (step.stepType === "Invoke") {
+      const invoked = this.facts.invoked.find((r) => identity(r.step)?.stepId === step.stepId);
+      if (invoked) Object.assign(log, invokedFields(invoked));
+    }
+    return log;
+  }
+
+  /** A `context.call` on its way: to the third party, then its answer back to the workflow. */
+  private callLog(call: Call, id: StepIdentity): StepLog {
+    const latest = call.answer ?? call.request;
+    const log = { ...this.base(latest, id, SHOWN_STATE[latest.state]), ...callRequestFields(call.request) };
+    const answer = call.answer && (parseJson(textOf(call.answer.body)) as { status?: number; body?: string; header?: Record<string, string[]> } | undefined);
+    if (answer) {
+      Object.assign(log, {
+        callResponseStatus: answer.status,
+        callResponseBody: typeof answer.body === "string" ? textOf(fromBase64(answer.body)) : undefined,
+        callResponseHeaders: answer.header ?? {},
+      });
+    }
+    return log;
+  }
+
+  private waitingLog(w: Waiter, id: StepIdentity): StepLog {
+    return compact({
+      stepId: id.stepId,
+      stepName: id.stepName,
+      stepType: id.stepType,
+      callType: "step",
+      concurrent: id.concurrent,
+      state: "STEP_PROGRESS",
+      createdAt: w.createdAt,
+      waitEventId: w.eventId,
+      waitTimeoutDuration: w.timeout,
+      waitTimeoutDeadline: w.deadline,
+      waitTimeout: false,
+    });
+  }
+
+  private invokingLog(invoked: InvokedRun, id: StepIdentity): StepLog {
+    return compact({
+      stepId: id.stepId,
+      stepName: id.stepName,
+      stepType: "Invoke",
+      callType: "step",
+      messageId: invoked.messageId,
+      concurrent: id.concurrent,
+      state: "STEP_PROGRESS",
+      createdAt: invoked.createdAt,
+      ...invokedFields(invoked),
+    });
+  }
+
+  /** An undelivered message, naming the step its delivery runs where that is known. */
+  private nextLog(e: StepEntry, step: ParsedStep | undefined): StepLog {
+    const errors = this.facts.errors.get(e.messageId);
+    return compact({
+      messageId: e.messageId,
+      stepName: this.pendingStepName(e, step) ?? failingStepName(errors),
+      state: NEXT_STATE[e.state as Exclude<StepDeliveryState, "DELIVERED">],
+      retries: e.retries,
+      retryDelay: e.retryDelayExpr,
+      nextDeliveryTime: e.state === "RETRY" ? e.nextDeliveryAt : undefined,
+      errors: errors?.length ? errors : undefined,
+    });
+  }
+
+  private pendingStepName(e: StepEntry, step: ParsedStep | undefined): string | undefined {
+    if (step && isPlanStep(step)) return step.stepName;
+    if (e.callType === "toCallback") return e.details?.step?.stepName;
+    if (e.callType === "fromCallback") return [...this.calls.values()].find((c) => c.answer === e)?.step?.stepName;
+    return undefined;
+  }
+}
+
+/** A step's identity from a step object the SDK sent (a wait's or an invoke's). */
+function identity(step: Record<string, unknown>): StepIdentity | undefined {
+  const { stepId, stepName, stepType, concurrent } = step;
+  if (typeof stepId !== "number" || typeof stepName !== "string") return undefined;
+  return { stepId, stepName, stepType: typeof stepType === "string" ? stepType : "Run", concurrent: typeof concurrent === "number" ? concurrent : 1 };
+}
+
+function callRequestFields(request: StepEntry) {
+  return {
+    callUrl: request.url,
+    callMethod: request.method,
+    callHeaders: headerMap(request.headers),
+    callBody: textOf(request.body),
+  };
+}
+
+function invokedFields(invoked: InvokedRun) {
+  return {
+    invokedWorkflowRunId: invoked.runId,
+    invokedWorkflowUrl: invoked.url,
+    invokedWorkflowCreatedAt: invoked.createdAt,
+    invokedWorkflowRunBody: invoked.body,
+    invokedWorkflowRunHeaders: invoked.headers,
+  };
+}
+
+function replaceContents(target: StepLog, source: StepLog): void {
+  for (const key of Object.keys(target)) delete target[key];
+  Object.assign(target, source);
+}
+
+/** The run as `client.logs()` returns it (the SDK's `WorkflowRunLog`, with the hosted API's extra run fields). */
+export function runLog(run: RunRecord, entries: StepEntry[], facts: RunLogFacts) {
+  const builder = new RunLogBuilder(facts);
+  for (const e of entries) builder.add(e);
+  builder.addUnderWay();
+  const failure = run.failureFunction;
   return compact({
     workflowRunId: run.runId,
     workflowUrl: run.url,
     workflowState: run.state,
     workflowRunCreatedAt: run.createdAt,
     workflowRunCompletedAt: run.completedAt,
-    failureFunction: run.failureFunction ? compact({ ...run.failureFunction }) : undefined,
-    steps: groups,
+    workflowRunCallerIp: run.callerIp,
+    flowControlKey: run.config.flow?.key,
+    failureFunction: failure
+      ? compact({ ...failure, errors: facts.errors.get(failure.messageId) })
+      : undefined,
+    steps: builder.finish(),
     workflowRunResponse: run.result,
     invoker: run.invoker
       ? {

@@ -1,12 +1,12 @@
 import { notFound } from "../core/errors.ts";
-import type { EventRecord } from "../logs/model.ts";
-import { deliveryStatus } from "./delivery-status.ts";
+import { headerMap } from "../messages/views.ts";
 import type { RunRecord } from "./model.ts";
-import { rawStep, type RawStep } from "./raw-steps.ts";
+import { rawStep, textOf, type RawStep } from "./raw-steps.ts";
 import type { RunEndings, RunSettler } from "./run-endings.ts";
-import { runLog, type WorkflowRunLog } from "./run-log.ts";
+import { runLog, type InvokedRun, type WorkflowRunLog } from "./run-log.ts";
 import { isActive } from "./run-state.ts";
 import type { RunFilter, RunStore } from "./store.ts";
+import type { WaitStore } from "./wait-store.ts";
 
 /** Most runs one bulk cancel ends. */
 const MAX_BULK = 10_000;
@@ -17,8 +17,7 @@ export interface RunServiceDeps {
   runs: RunStore;
   endings: RunEndings;
   settler: RunSettler;
-  /** A message's event-log entries (how its deliveries went). */
-  eventsOf: (accountId: string, messageId: string) => EventRecord[];
+  waits: WaitStore;
 }
 
 /** What clients and the SDK do with runs: end them, cancel them, read their steps and logs. */
@@ -75,7 +74,26 @@ export class RunService {
   }
 
   private log(run: RunRecord): WorkflowRunLog {
-    const entries = this.deps.runs.steps(run.accountId, run.runId);
-    return runLog(run, entries, (messageId) => deliveryStatus(this.deps.eventsOf(run.accountId, messageId)));
+    const { runs, waits } = this.deps;
+    const invoked = runs.invokedBy(run.accountId, run.runId).flatMap((child): InvokedRun[] => {
+      if (!child.invoker) return [];
+      const start = runs.prefix(child.accountId, child.runId, 0)[0];
+      return [
+        {
+          runId: child.runId,
+          url: child.url,
+          createdAt: child.createdAt,
+          step: child.invoker.step,
+          messageId: start?.messageId,
+          body: start ? textOf(start.body) : "",
+          headers: headerMap(child.config.headers),
+        },
+      ];
+    });
+    return runLog(run, runs.steps(run.accountId, run.runId), {
+      errors: runs.errors(run.accountId, run.runId),
+      waiting: waits.ofRun(run.accountId, run.runId),
+      invoked,
+    });
   }
 }

@@ -75,4 +75,28 @@ export const workflowMigrations: Migration[] = [
     sql: `ALTER TABLE workflow_runs ADD COLUMN unsettled INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX workflow_runs_unsettled ON workflow_runs (unsettled) WHERE unsettled = 1;`,
   },
+  {
+    id: "workflows/003-step-deliveries",
+    // What a run's log shows of its messages, kept by the run's listener: how each delivery
+    // stands, the errors of its attempts (with the answers' headers), what only the log needs of
+    // an entry (the step a call makes, a wait's deadline), and the runs a run invoked.
+    sql: `ALTER TABLE workflow_steps ADD COLUMN state TEXT NOT NULL DEFAULT 'DELIVERED';
+    ALTER TABLE workflow_steps ADD COLUMN next_delivery_at INTEGER;
+    ALTER TABLE workflow_steps ADD COLUMN details TEXT;
+    CREATE TABLE workflow_step_errors (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      account_id TEXT NOT NULL,
+      run_id TEXT NOT NULL,
+      message_id TEXT NOT NULL,
+      time INTEGER NOT NULL,
+      status INTEGER NOT NULL,
+      error TEXT NOT NULL,
+      body TEXT NOT NULL,
+      headers TEXT NOT NULL
+    );
+    CREATE INDEX workflow_step_errors_run ON workflow_step_errors (account_id, run_id);
+    ALTER TABLE workflow_runs ADD COLUMN invoker_run_id TEXT;
+    UPDATE workflow_runs SET invoker_run_id = json_extract(data, '$.invoker.workflowRunId');
+    CREATE INDEX workflow_runs_invoker ON workflow_runs (account_id, invoker_run_id) WHERE invoker_run_id IS NOT NULL;`,
+  },
 ];

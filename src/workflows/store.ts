@@ -3,8 +3,8 @@ import { joinLabels, splitLabels } from "../model/labels.ts";
 import { HeaderPairs } from "../model/columns.ts";
 import { jsonColumn } from "../store/json-column.ts";
 import { Where } from "../store/where.ts";
-import { RunDataJson } from "./columns.ts";
-import type { CallType, RunRecord, RunState, StepEntry } from "./model.ts";
+import { ErrorHeadersJson, RunDataJson, StepDetailsJson } from "./columns.ts";
+import type { CallType, RunRecord, RunState, StepDeliveryState, StepDetails, StepEntry, StepError } from "./model.ts";
 
 interface RunRow {
   seq: number;
@@ -27,6 +27,8 @@ type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "await
 
 const readRunData = jsonColumn("workflow_runs.data", RunDataJson);
 const readHeaders = jsonColumn("workflow_steps.headers", HeaderPairs);
+const readDetails = jsonColumn("workflow_steps.details", StepDetailsJson);
+const readErrorHeaders = jsonColumn("workflow_step_errors.headers", ErrorHeadersJson);
 
 function toRun(r: RunRow): RunRecord {
   const data: RunData = readRunData(r.data);
@@ -68,6 +70,7 @@ function runParams(run: RunRecord) {
     result: run.result ?? null,
     data: JSON.stringify(data),
     unsettled: run.unsettled ? 1 : 0,
+    invoker_run_id: run.invoker?.workflowRunId ?? null,
   };
 }
 
@@ -84,6 +87,9 @@ interface StepRow {
   headers: string;
   retries: number;
   retry_delay: string | null;
+  state: string;
+  next_delivery_at: number | null;
+  details: string | null;
 }
 
 function toStep(r: StepRow): StepEntry {
@@ -100,7 +106,19 @@ function toStep(r: StepRow): StepEntry {
     headers: readHeaders(r.headers),
     retries: r.retries,
     retryDelayExpr: r.retry_delay ?? undefined,
+    state: r.state as StepDeliveryState,
+    nextDeliveryAt: r.next_delivery_at ?? undefined,
+    details: r.details ? readDetails(r.details) : undefined,
   };
+}
+
+interface ErrorRow {
+  message_id: string;
+  time: number;
+  status: number;
+  error: string;
+  body: string;
+  headers: string;
 }
 
 /** Filters of run listings (logs) and bulk cancel; every given one must match. */
@@ -129,19 +147,25 @@ export class RunStore {
   private readonly prefixStmt;
   private readonly stepByMessageStmt;
   private readonly retagStepStmt;
+  private readonly deliveryStmt;
+  private readonly detailsStmt;
+  private readonly insertErrorStmt;
+  private readonly errorsStmt;
+  private readonly invokedStmt;
 
   constructor(private readonly db: Database) {
-    const runColumns = "account_id, run_id, url, created_at, state, completed_at, label, caller_ip, flow_key, dlq_id, result, data, unsettled";
+    const runColumns = "account_id, run_id, url, created_at, state, completed_at, label, caller_ip, flow_key, dlq_id, result, data, unsettled, invoker_run_id";
     this.insertRunStmt = db.prepare(
       `INSERT INTO workflow_runs (${runColumns}) VALUES (${runColumns.split(", ").map((c) => "$" + c).join(", ")})`,
     );
     this.updateRunStmt = db.prepare(
       `UPDATE workflow_runs SET url = $url, created_at = $created_at, state = $state, completed_at = $completed_at, label = $label,
-       caller_ip = $caller_ip, flow_key = $flow_key, dlq_id = $dlq_id, result = $result, data = $data, unsettled = $unsettled
+       caller_ip = $caller_ip, flow_key = $flow_key, dlq_id = $dlq_id, result = $result, data = $data, unsettled = $unsettled,
+       invoker_run_id = $invoker_run_id
        WHERE account_id = $account_id AND run_id = $run_id`,
     );
     this.getRunStmt = db.prepare<RunRow, [string, string]>("SELECT * FROM workflow_runs WHERE account_id = ? AND run_id = ?");
-    const stepColumns = "account_id, run_id, position, message_id, call_type, url, method, body, created_at, headers, retries, retry_delay";
+    const stepColumns = "account_id, run_id, position, message_id, call_type, url, method, body, created_at, headers, retries, retry_delay, state, details";
     this.insertStepStmt = db.prepare(
       `INSERT INTO workflow_steps (${stepColumns}) VALUES (${stepColumns.split(", ").map((c) => "$" + c).join(", ")})`,
     );
@@ -158,8 +182,19 @@ export class RunStore {
       "SELECT * FROM workflow_steps WHERE message_id = ? AND account_id = ? AND run_id = ?",
     );
     this.retagStepStmt = db.prepare(
-      "UPDATE workflow_steps SET message_id = ?, headers = ?, retries = ?, retry_delay = ? WHERE account_id = ? AND run_id = ? AND position = ?",
+      "UPDATE workflow_steps SET message_id = ?, headers = ?, retries = ?, retry_delay = ?, state = 'PENDING', next_delivery_at = NULL WHERE account_id = ? AND run_id = ? AND position = ?",
     );
+    this.deliveryStmt = db.prepare(
+      "UPDATE workflow_steps SET state = ?, next_delivery_at = ? WHERE account_id = ? AND run_id = ? AND message_id = ?",
+    );
+    this.detailsStmt = db.prepare("UPDATE workflow_steps SET details = ? WHERE account_id = ? AND run_id = ? AND message_id = ?");
+    this.insertErrorStmt = db.prepare(
+      "INSERT INTO workflow_step_errors (account_id, run_id, message_id, time, status, error, body, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.errorsStmt = db.prepare<ErrorRow, [string, string]>(
+      "SELECT message_id, time, status, error, body, headers FROM workflow_step_errors WHERE account_id = ? AND run_id = ? ORDER BY id",
+    );
+    this.invokedStmt = db.prepare<RunRow, [string, string]>("SELECT * FROM workflow_runs WHERE account_id = ? AND invoker_run_id = ? ORDER BY seq");
   }
 
   insertRun(run: RunRecord): void {
@@ -176,8 +211,8 @@ export class RunStore {
     return row ? toRun(row) : undefined;
   }
 
-  /** Appends an entry at the end of the run's list; returns its position. */
-  appendStep(entry: Omit<StepEntry, "position">): number {
+  /** Appends an entry at the end of the run's list (its message not delivered yet, unless given); returns its position. */
+  appendStep(entry: Omit<StepEntry, "position" | "state"> & { state?: StepDeliveryState }): number {
     const position = this.nextPositionStmt.get(entry.accountId, entry.runId)!.n;
     this.insertStepStmt.run({
       account_id: entry.accountId,
@@ -192,8 +227,41 @@ export class RunStore {
       headers: JSON.stringify(entry.headers),
       retries: entry.retries,
       retry_delay: entry.retryDelayExpr ?? null,
+      state: entry.state ?? "PENDING",
+      details: entry.details ? JSON.stringify(entry.details) : null,
     });
     return position;
+  }
+
+  /** How the delivery of a message of the run stands now. */
+  setDelivery(accountId: string, runId: string, messageId: string, state: StepDeliveryState, nextDeliveryAt?: number): void {
+    this.deliveryStmt.run(state, nextDeliveryAt ?? null, accountId, runId, messageId);
+  }
+
+  /** What the run's log needs of an entry, learnt after its publish. */
+  setDetails(accountId: string, runId: string, messageId: string, details: StepDetails): void {
+    this.detailsStmt.run(JSON.stringify(details), accountId, runId, messageId);
+  }
+
+  /** A failed attempt of one of the run's messages (a step, a call, its failure function). */
+  addError(accountId: string, runId: string, messageId: string, e: StepError): void {
+    this.insertErrorStmt.run(accountId, runId, messageId, e.time, e.status, e.error, e.body, JSON.stringify(e.headers));
+  }
+
+  /** The failed attempts of the run's messages, oldest first, by message id. */
+  errors(accountId: string, runId: string): Map<string, StepError[]> {
+    const byMessage = new Map<string, StepError[]>();
+    for (const r of this.errorsStmt.all(accountId, runId)) {
+      const list = byMessage.get(r.message_id) ?? [];
+      list.push({ error: r.error, body: r.body, headers: readErrorHeaders(r.headers), status: r.status, time: r.time });
+      byMessage.set(r.message_id, list);
+    }
+    return byMessage;
+  }
+
+  /** The runs this run started with `context.invoke`, oldest first. */
+  invokedBy(accountId: string, runId: string): RunRecord[] {
+    return this.invokedStmt.all(accountId, runId).map(toRun);
   }
 
   steps(accountId: string, runId: string): StepEntry[] {
@@ -212,7 +280,7 @@ export class RunStore {
   }
 
   /** Points an entry at another message (the SDK's re-trigger of a run started without it). */
-  retagStep(entry: StepEntry): void {
+  retagStep(entry: Pick<StepEntry, "accountId" | "runId" | "position" | "messageId" | "headers" | "retries" | "retryDelayExpr">): void {
     this.retagStepStmt.run(
       entry.messageId,
       JSON.stringify(entry.headers),
@@ -265,11 +333,13 @@ export class RunStore {
   }
 
   deleteRun(accountId: string, runId: string): void {
+    this.db.query("DELETE FROM workflow_step_errors WHERE account_id = ? AND run_id = ?").run(accountId, runId);
     this.db.query("DELETE FROM workflow_steps WHERE account_id = ? AND run_id = ?").run(accountId, runId);
     this.db.query("DELETE FROM workflow_runs WHERE account_id = ? AND run_id = ?").run(accountId, runId);
   }
 
   deleteAccount(accountId: string): void {
+    this.db.query("DELETE FROM workflow_step_errors WHERE account_id = ?").run(accountId);
     this.db.query("DELETE FROM workflow_steps WHERE account_id = ?").run(accountId);
     this.db.query("DELETE FROM workflow_runs WHERE account_id = ?").run(accountId);
   }

@@ -34,10 +34,11 @@ export interface NotifyResult {
 const DEFAULT_TIMEOUT = "7d";
 
 /** Inside a write: the deadline passed without the event; the waiting step learns it timed out. */
-export function publishTimeout(messages: RunMessages, account: Account, waiter: StoredWaiter, nowMs: number): void {
+export function publishTimeout(messages: RunMessages, runs: RunStore, account: Account, waiter: StoredWaiter, nowMs: number): void {
   const step = { ...waiter.step, waitEventId: waiter.eventId, timeout: waiter.timeout, waitTimeout: true };
   try {
-    messages.publish(account, waiter.timeoutUrl, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
+    const messageId = messages.publish(account, waiter.timeoutUrl, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
+    runs.setDetails(account.id, waiter.runId, messageId, { waitTimeoutDeadline: waiter.deadline });
   } catch (error) {
     // The run ended meanwhile: nobody waits for the timeout.
     if (!(error instanceof HttpError)) throw error;
@@ -153,7 +154,9 @@ export class WaitService {
 
   private publishEvent(account: Account, waiter: Waiter, data: Uint8Array, nowMs: number): string {
     const step = { ...waiter.step, waitEventId: waiter.eventId, timeout: waiter.timeout, out: toBase64(data), waitTimeout: false };
-    return this.deps.messages.publish(account, waiter.url, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
+    const messageId = this.deps.messages.publish(account, waiter.url, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
+    this.deps.runs.setDetails(account.id, waiter.runId, messageId, { waitTimeoutDeadline: waiter.deadline });
+    return messageId;
   }
 
   /** The waiting step's protocol headers (never its credentials): the event is published with them. */

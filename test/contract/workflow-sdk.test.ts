@@ -43,7 +43,8 @@ describe("workflow runs on svcd", () => {
     expect(run).toMatchObject({ workflowRunId, workflowUrl: url, workflowState: "RUN_SUCCESS", workflowRunResponse: '"result 10"' });
     const names = run!.steps.filter((g) => g.type !== "next").map((g) => g.steps[0]!.stepName);
     expect(names).toEqual(["init", "add-one", "double", "describe"]);
-    expect((run!.steps[1]!.steps[0] as { out?: unknown }).out).toBe(5);
+    // `out` is the step's result as JSON text, as the hosted log shows it.
+    expect((run!.steps[1]!.steps[0] as { out?: unknown }).out).toBe("5");
   });
 
   test("context.call reaches a local endpoint with method, headers and body; its status, headers and body reach the workflow", async () => {
@@ -191,7 +192,14 @@ describe("workflow runs on svcd", () => {
     expect(running).toMatchObject({ workflowRunId, workflowUrl: url, workflowState: "RUN_STARTED", label: "logs-test" });
     expect(running!.workflowRunCompletedAt).toBeUndefined();
     expect(running!.steps[0]).toMatchObject({ type: "sequential", steps: [{ stepName: "init", stepType: "Initial", out: "payload", state: "STEP_SUCCESS" }] });
-    expect(running!.steps[1]).toMatchObject({ type: "sequential", steps: [{ stepName: "only-step", stepType: "Run", out: "done", state: "STEP_SUCCESS" }] });
+    expect(running!.steps[1]).toMatchObject({ type: "sequential", steps: [{ stepName: "only-step", stepType: "Run", out: '"done"', state: "STEP_SUCCESS" }] });
+    // The wait under way shows too, with its event and deadline.
+    expect(running!.steps[2]).toMatchObject({
+      type: "sequential",
+      steps: [{ stepName: "hold", stepType: "Wait", state: "STEP_PROGRESS", waitEventId: "logs-hold", waitTimeoutDuration: "1h", waitTimeout: false }],
+    });
+    const wait = running!.steps[2]!.steps[0] as { createdAt: number; waitTimeoutDeadline: number };
+    expect(wait.waitTimeoutDeadline - wait.createdAt).toBe(3_600_000);
     const started = await w.client.logs({ filter: { state: "RUN_STARTED", label: "logs-test" } });
     expect(started.runs.map((r) => r.workflowRunId)).toEqual([workflowRunId]);
     await w.client.cancel({ ids: workflowRunId });

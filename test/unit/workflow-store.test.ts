@@ -26,7 +26,7 @@ function run(overrides: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
-function step(runId: string, messageId: string, body: string, overrides: Partial<StepEntry> = {}): Omit<StepEntry, "position"> {
+function step(runId: string, messageId: string, body: string, overrides: Partial<StepEntry> = {}): Omit<StepEntry, "position" | "state"> {
   return {
     accountId: "acc",
     runId,
@@ -65,6 +65,43 @@ describe("workflow run store", () => {
     expect(runs.stepOfMessage("acc", "wfr_1", "m2")).toMatchObject({ position: 2, runId: "wfr_1" });
     const body = JSON.parse(new TextDecoder().decode(encodeRawSteps(runs.prefix("acc", "wfr_1", 0))));
     expect(body).toEqual([{ messageId: "m0", body: Buffer.from("payload").toString("base64"), callType: "step" }]);
+  });
+
+  test("a message's delivery, its failed attempts and the log-only details of an entry are kept with its run", () => {
+    const { runs } = fresh();
+    runs.insertRun(run());
+    runs.appendStep(step("wfr_1", "m0", "payload"));
+    runs.appendStep(step("wfr_1", "m1", "call", { callType: "toCallback", details: { step: { stepId: 1, stepName: "ask", stepType: "Call", concurrent: 1 } } }));
+    expect(runs.steps("acc", "wfr_1").map((e) => e.state)).toEqual(["PENDING", "PENDING"]);
+    runs.setDelivery("acc", "wfr_1", "m0", "DELIVERED");
+    runs.setDelivery("acc", "wfr_1", "m1", "RETRY", 5000);
+    runs.setDetails("acc", "wfr_1", "m0", { waitTimeoutDeadline: 9 });
+    // Another run's entry of the same message id (a resumed run's copy) is not touched.
+    runs.insertRun(run({ runId: "wfr_2" }));
+    runs.appendStep(step("wfr_2", "m1", "call", { state: "DELIVERED" }));
+    expect(runs.steps("acc", "wfr_1")).toMatchObject([
+      { messageId: "m0", state: "DELIVERED", details: { waitTimeoutDeadline: 9 } },
+      { messageId: "m1", state: "RETRY", nextDeliveryAt: 5000, details: { step: { stepName: "ask" } } },
+    ]);
+    expect(runs.steps("acc", "wfr_2")[0]!.state).toBe("DELIVERED");
+    const error = { error: "the destination answered 503", body: "down", headers: { "Retry-After": ["1"] }, status: 503, time: 10 };
+    runs.addError("acc", "wfr_1", "m1", error);
+    runs.addError("acc", "wfr_1", "m1", { ...error, time: 20 });
+    expect(runs.errors("acc", "wfr_1").get("m1")!.map((e) => e.time)).toEqual([10, 20]);
+    expect(runs.errors("acc", "wfr_1").get("m1")![0]).toEqual(error);
+    runs.deleteRun("acc", "wfr_1");
+    expect(runs.errors("acc", "wfr_1").size).toBe(0);
+  });
+
+  test("a run finds the runs it invoked", () => {
+    const { runs } = fresh();
+    const invoker = { workflowRunId: "parent", workflowUrl: "http://app.test/parent", workflowRunCreatedAt: 1, headers: {}, step: { stepId: 2 } };
+    runs.insertRun(run({ runId: "parent" }));
+    runs.insertRun(run({ runId: "child-1", invoker }));
+    runs.insertRun(run({ runId: "child-2", invoker }));
+    runs.insertRun(run({ runId: "stranger" }));
+    expect(runs.invokedBy("acc", "parent").map((r) => r.runId)).toEqual(["child-1", "child-2"]);
+    expect(runs.invokedBy("other", "parent")).toEqual([]);
   });
 
   test("listing filters by state, exact or prefix URL, any of several labels, dates; newest first with a cursor", () => {
