@@ -1,5 +1,5 @@
 import { ConfigError, parseCommandLine } from "./config/config.ts";
-import { createServer } from "./server.ts";
+import { openServer, type Server } from "./server.ts";
 import { printBanner } from "./banner.ts";
 import { versionText } from "./startup/build-info.ts";
 import { startFailureLine } from "./startup/failure-line.ts";
@@ -20,10 +20,10 @@ if (parsed.kind === "help") exitWith(parsed.text, 0, process.stdout);
 if (parsed.kind === "version") exitWith(versionText(), 0, process.stdout);
 
 const config = parsed.config;
-let server: ReturnType<typeof createServer> | undefined;
+let server: Server | undefined;
 let running;
 try {
-  server = createServer(config);
+  server = await openServer(config);
   running = await server.start();
 } catch (error) {
   // A failed start is one line and exit 2; the stack only when asked for.

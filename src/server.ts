@@ -68,7 +68,7 @@ import { urlGroupRoutes } from "./url-groups/routes.ts";
 import { UrlGroupService } from "./url-groups/service.ts";
 import { createWorkflowDomain, createWorkflowHooks } from "./workflows/domain.ts";
 import type { StorageEngine } from "./engines/engine.ts";
-import { openStorageEngine } from "./engines/open.ts";
+import { openAnyStorageEngine, openStorageEngine } from "./engines/open.ts";
 
 export interface ServerOptions {
   /** A parsed config file, instead of reading `config.configFile` (tests). */
@@ -77,6 +77,21 @@ export interface ServerOptions {
   clock?: Clock;
   /** More listeners of the message lifecycle, after the server's own (tests). */
   messageListeners?: MessageListener[];
+  /** An engine opened already (openServer opens PostgreSQL this way); else SQLite is opened here. */
+  storage?: StorageEngine;
+}
+
+/** Opens the storage the configuration names (PostgreSQL connects and migrates first), then builds the server. */
+export async function openServer(config: ServerConfig, options: ServerOptions = {}): Promise<Server> {
+  const log = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
+  const storage = options.storage ?? (await openAnyStorageEngine(config, log, clock));
+  try {
+    return createServer(config, { ...options, logger: log, clock, storage });
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
 }
 
 export interface RunningServer {
@@ -119,7 +134,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
   const clock = options.clock ?? (config.clock === "manual" ? new ManualClock(Date.now()) : new RealClock());
   const dialect = DIALECTS[config.dialect];
-  const storage = openStorageEngine(config, log);
+  const storage = options.storage ?? openStorageEngine(config, log);
   const { commit, stores } = storage;
   const hostedTokens = dialect.name === "upstash";
   const accounts = new AccountRegistry(
@@ -241,7 +256,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     dlq: dlqStore,
     usage,
   });
-  const retention = new Retention(ctx, eventStore, dlqStore, [workflowHooks.runs]);
+  // Where several processes share the storage, only the leader prunes.
+  const retention = new Retention(ctx, eventStore, dlqStore, [workflowHooks.runs], () => storage.leads?.() ?? true);
   const management = createManagementDomain(ctx, {
     engine: usage,
     dlqCount: (id) => dlqStore.count(id),
@@ -279,6 +295,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     { name: "workflows", reset: (id) => workflows.reset(id) },
     { name: "flow-control", reset: (id) => flow.forgetAccount(id) },
   ]);
+  // Other processes sharing the storage: what they make due wakes this dispatcher; schedules and
+  // rotated keys they changed are followed here too.
+  storage.onDue?.((atMs) => wake.ring(atMs));
+  storage.watch?.("schedules", () => scheduler.rearm());
+  storage.watch?.("accounts", () => accounts.reloadKeys());
+
   // Prometheus metrics: counters from the event bus, levels read at scrape time.
   const metrics = new ServerMetrics(events, {
     clock,
@@ -325,6 +347,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     controlRoutes(ctx, {
       resets,
       clock: clockControl,
+      nodes: () => storage.nodes?.() ?? 1,
     }),
     statusRoutes(ctx, {
       messageCounts: (id, nowMs) => messageStore.accountCensus(id, nowMs),

@@ -112,6 +112,16 @@ export class AccountRegistry {
     return found;
   }
 
+  /** Another process rotated keys: every account takes the keys stored now. */
+  reloadKeys(): void {
+    for (const row of this.store.all()) {
+      const account = this.byIdMap.get(row.id);
+      if (!account) continue;
+      account.currentSigningKey = row.current_signing_key;
+      account.nextSigningKey = row.next_signing_key;
+    }
+  }
+
   rotateKeys(account: Account): { current: string; next: string } {
     const current = account.nextSigningKey;
     const next = newSigningKey();

@@ -72,6 +72,15 @@ export interface ControlDeps {
   resets: ResetRegistry;
   /** Time control, and the wait for deliveries that flush shares with it. */
   clock: ClockControl;
+  /** Processes sharing the storage now: the controls act on one process's state, so they need it alone. */
+  nodes?: () => number;
+}
+
+/** Reset, flush and time control see and move one process: with several sharing the storage they refuse. */
+function requireOneNode(deps: ControlDeps): void {
+  const nodes = deps.nodes?.() ?? 1;
+  if (nodes > 1)
+    throw new HttpError(409, `the test double's controls (reset, flush, clock) work with one node; ${nodes} nodes share this database`);
 }
 
 const StatusJson = Type.Object({ status: Type.String() });
@@ -105,7 +114,10 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post(
       "/__svc/reset",
-      async ({ account }) => ({ reset: account.id, parts: await deps.resets.resetAccount(account.id) }),
+      async ({ account }) => {
+        requireOneNode(deps);
+        return { reset: account.id, parts: await deps.resets.resetAccount(account.id) };
+      },
       {
         detail: apiDoc({
           summary: "Wipe the caller's messages, DLQ, logs, groups, schedules, queues and statistics (not its credentials)",
@@ -116,6 +128,7 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
     .post(
       "/__svc/flush",
       async ({ query }) => {
+        requireOneNode(deps);
         const timeout = query.timeout ?? DEFAULT_WAIT_MS;
         if (!(await deps.clock.flush(timeout)))
           throw new HttpError(504, `deliveries still running after ${timeout} ms`);
@@ -135,6 +148,7 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
     .post(
       "/__svc/clock/advance",
       async ({ body, query }) => {
+        requireOneNode(deps);
         const timeout = query.timeout ?? DEFAULT_WAIT_MS;
         const result = await deps.clock.advance({ ms: body.ms, to: body.to, flush: query.flush ?? false, timeoutMs: timeout });
         if (!result.idle) throw new HttpError(504, `clock moved to ${result.now}, but deliveries still running after ${timeout} ms`);

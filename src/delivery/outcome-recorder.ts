@@ -60,8 +60,11 @@ export class OutcomeRecorder implements BackgroundService {
 
   /** Outcomes received and not yet recorded (or waiting for storage to answer again). */
   get pending(): number {
-    return this.outcomes.length;
+    return this.outcomes.length + this.recording;
   }
+
+  /** Outcomes whose write is under way (an engine that writes asynchronously has closed their attempts already). */
+  private recording = 0;
 
   /** Receives one attempt's outcome (from a worker, or made up for an attempt that could not start). */
   readonly add = (outcome: DeliveryOutcome): void => {
@@ -95,9 +98,14 @@ export class OutcomeRecorder implements BackgroundService {
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
     const attempts = batch.flatMap((o) => this.deps.inFlight.peek(o.ticket)?.message.id ?? []);
+    this.recording += batch.length;
     return this.deps.commit.run(() => this.recordBatch(batch, effects), [readClaims(attempts)]).then(
-      () => this.deps.wake(),
+      () => {
+        this.recording -= batch.length;
+        this.deps.wake();
+      },
       (error) => {
+        this.recording -= batch.length;
         // Nothing of the batch was stored (lock held past the busy timeout, disk full): the
         // attempts stay in flight and are recorded once storage answers again. After a stop they
         // stay ACTIVE in the database and are delivered again at the next start.

@@ -66,6 +66,7 @@ export class DeliveryProbe {
       this.deps.inFlight.size === 0 &&
       this.deps.recorder.pending === 0 &&
       !this.deps.dispatcher.passPending &&
+      // A write still committing may make more due (its follow-ups have not run yet).
       this.deps.commit.pendingWrites === 0
     );
   }

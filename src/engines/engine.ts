@@ -57,6 +57,14 @@ export interface StorageEngine {
   sizeBytes(): { database: number; wal: number } | Promise<{ database: number; wal: number }>;
   /** Commits what is queued and closes the database. */
   close(): void | Promise<void>;
+  /** Another process made messages due (at `atMs`, or now): the dispatcher should look. Shared engines only. */
+  onDue?(fn: (atMs?: number) => void): void;
+  /** Another process changed a table this one keeps in memory (it is reloaded first). Shared engines only. */
+  watch?(table: string, fn: () => void): void;
+  /** This process runs the maintenance every process would otherwise repeat (retention). */
+  leads?(): boolean;
+  /** Processes sharing the storage now, this one included. */
+  nodes?(): number;
   /** The SQLite engine's database, for tests and fault drills; undefined on other engines. */
   readonly sqlite?: Database;
 }

@@ -22,6 +22,8 @@ export class Retention implements BackgroundService {
     private readonly dlq: Prunable,
     /** More history kept as long as the event log (workflow runs). */
     private readonly alongLogs: readonly Prunable[] = [],
+    /** Whether this process prunes (of several sharing the storage, one does). */
+    private readonly prunes: () => boolean = () => true,
   ) {}
 
   start(): void {
@@ -39,7 +41,7 @@ export class Retention implements BackgroundService {
     let events = 0;
     let dlq = 0;
     try {
-      for (const account of this.ctx.accounts.all()) {
+      for (const account of this.prunes() ? this.ctx.accounts.all() : []) {
         dlq += await this.dlq.prune(account.id, now - account.limits.dlqRetentionMs);
         // In bounded batches, so a large backlog never holds the write lock for long.
         for (let n = -1; n !== 0; events += n) n = await this.events.prune(account.id, now - account.limits.logRetentionMs);

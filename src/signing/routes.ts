@@ -11,7 +11,8 @@ export function signingKeyRoutes(ctx: AppContext) {
     .get("/v2/keys", ({ account }) => ({ current: account.currentSigningKey, next: account.nextSigningKey }), {
       detail: apiDoc({ summary: "The signing keys of deliveries", responses: { 200: jsonContent(SigningKeysJson, "current and next") } }),
     })
-    .post("/v2/keys/rotate", ({ account }) => ctx.accounts.rotateKeys(account), {
+    // A write like any other: durable before the answer, and (on a shared engine) told to the other processes.
+    .post("/v2/keys/rotate", ({ account }) => ctx.commit.run(() => ctx.accounts.rotateKeys(account)), {
       detail: apiDoc({
         summary: "Rotate the signing keys: next becomes current, a new next is made",
         responses: { 200: jsonContent(SigningKeysJson, "the keys after the rotation") },

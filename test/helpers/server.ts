@@ -6,9 +6,16 @@ import { DEFAULT_ACCOUNT, defaultConfig, type ServerConfig } from "../../src/con
 import type { Clock } from "../../src/core/clock.ts";
 import { silentLogger, type Logger } from "../../src/core/log.ts";
 import type { MessageListener } from "../../src/model/events.ts";
-import { createServer } from "../../src/server.ts";
+import { openServer } from "../../src/server.ts";
+import { freshDatabase } from "./postgres.ts";
+
+/** The storage engines the suite runs against: SQLite (a temp file) and PostgreSQL (a fresh database on the shared test server). */
+export type Engine = "sqlite" | "postgres";
+export const ENGINES: readonly Engine[] = ["sqlite", "postgres"];
 
 export interface TestServerOptions {
+  /** SQLite unless told (or SVC_TEST_ENGINE=postgres for the whole run). */
+  engine?: Engine;
   config?: Partial<ServerConfig>;
   configFile?: ConfigFile;
   clock?: Clock;
@@ -29,7 +36,9 @@ export async function startTestServer(opts: TestServerOptions = {}) {
     shutdownTimeoutMs: 1000,
     ...opts.config,
   };
-  const server = createServer(config, {
+  const engine = opts.engine ?? (process.env.SVC_TEST_ENGINE as Engine | undefined) ?? "sqlite";
+  if (engine === "postgres" && !opts.config?.dbPath) config.dbPath = await freshDatabase();
+  const server = await openServer(config, {
     configFile: opts.configFile,
     clock: opts.clock,
     logger: opts.logger ?? silentLogger,

@@ -1,0 +1,37 @@
+
+/**
+ * `npm test`'s second pass: the integration tests that matter for storage, run again with every
+ * test server on PostgreSQL (SVC_TEST_ENGINE=postgres: test/helpers/server.ts gives each one a
+ * fresh database on the run's embedded PostgreSQL). The same test files, not copies; what is
+ * specific to one engine (SQLite fault drills, the workflow layer) is left out. Results go to
+ * .test-results/junit-postgres.xml, beside the first pass's report.
+ */
+const FILES = [
+  "batch",
+  "bounded-pages",
+  "control-clock",
+  "control-plane",
+  "dedup",
+  "dlq-ids",
+  "flow-control-steering",
+  "log-redaction",
+  "management-stats-e2e",
+  "message-events",
+  "messaging-bad-input",
+  "messaging-delivery",
+  "messaging-retries",
+  "outcome-isolation",
+  "queues",
+  "retention",
+  "signature-clock",
+  "url-groups",
+  "validation-messages",
+].map((name) => `test/integration/${name}.test.ts`);
+
+export {};
+
+const proc = Bun.spawn([process.execPath, "--config=test/bunfig.postgres.toml", "test", "--timeout", "30000", ...FILES, ...process.argv.slice(2)], {
+  env: { ...process.env, SVC_TEST_ENGINE: "postgres" },
+  stdio: ["inherit", "inherit", "inherit"],
+});
+process.exit(await proc.exited);

@@ -1,0 +1,129 @@
+import type { SQL } from "bun";
+import type { TickPart, Tx } from "./tick.ts";
+
+type Row = Record<string, unknown>;
+
+interface Change<R> {
+  key: string;
+  row: R | null;
+}
+
+/**
+ * A small table every node keeps in memory (accounts, queues, URL Groups, schedules, flow-control
+ * keys, indexes): read synchronously, written in ticks as one multi-row upsert and one delete,
+ * and reloaded when another node says it changed it (`reload`, after its notification). What a
+ * tick changed is visible to the reads of the tick's later writes and, once committed, to all.
+ */
+export class CachedTable<R extends Row> implements TickPart {
+  private rows = new Map<string, R>();
+  private changes: Array<Change<R>> = [];
+  private taken: Array<Change<R>> = [];
+  /** Called with the table name after a tick that changed it commits (tells the other nodes). */
+  onChanged: ((table: string) => void) | null = null;
+
+  constructor(
+    private readonly sql: SQL,
+    readonly table: string,
+    /** The primary key's columns. */
+    private readonly keyColumns: readonly (keyof R & string)[],
+    /** How a row read from PostgreSQL becomes the row the store hands out (numbers, bytes). */
+    private readonly decode: (raw: Row) => R,
+  ) {}
+
+  keyOf(row: Pick<R, (typeof this.keyColumns)[number]>): string {
+    return this.keyColumns.map((c) => String(row[c])).join("\u0000");
+  }
+
+  /** Loads the whole table (at open, and after another node changed it). */
+  async reload(): Promise<void> {
+    const rows = await this.sql.unsafe(`SELECT * FROM ${this.table}`);
+    const next = new Map<string, R>();
+    for (const raw of rows as Row[]) {
+      const row = this.decode(raw);
+      next.set(this.keyOf(row), row);
+    }
+    this.rows = next;
+  }
+
+  get(key: string): R | undefined {
+    for (let i = this.changes.length - 1; i >= 0; i--) {
+      const c = this.changes[i]!;
+      if (c.key === key) return c.row ?? undefined;
+    }
+    return this.rows.get(key);
+  }
+
+  /** Every row as the tick sees it. */
+  all(): R[] {
+    const view = new Map(this.rows);
+    for (const c of this.changes) {
+      if (c.row) view.set(c.key, c.row);
+      else view.delete(c.key);
+    }
+    return [...view.values()];
+  }
+
+  where(test: (row: R) => boolean): R[] {
+    return this.all().filter(test);
+  }
+
+  put(row: R): void {
+    this.changes.push({ key: this.keyOf(row), row: { ...row } });
+  }
+
+  remove(key: string): boolean {
+    const present = this.get(key) !== undefined;
+    this.changes.push({ key, row: null });
+    return present;
+  }
+
+  /** The tick being committed changed this table (the other nodes are told with the commit). */
+  get changedInTick(): boolean {
+    return this.taken.length > 0;
+  }
+
+  mark(): number {
+    return this.changes.length;
+  }
+
+  rollback(mark: number): void {
+    this.changes.length = mark;
+  }
+
+  async apply(tx: Tx): Promise<void> {
+    this.taken = this.changes;
+    this.changes = [];
+    if (this.taken.length === 0) return;
+    const last = new Map<string, R | null>();
+    for (const c of this.taken) last.set(c.key, c.row);
+    const deleted = [...last.entries()].filter(([, row]) => row === null).map(([key]) => key);
+    const upserts = [...last.values()].filter((row): row is R => row !== null);
+    for (const key of deleted) {
+      const parts = key.split("\u0000");
+      const where = this.keyColumns.map((c, i) => `${c} = $${i + 1}`).join(" AND ");
+      await tx.unsafe(`DELETE FROM ${this.table} WHERE ${where}`, parts);
+    }
+    if (upserts.length > 0) {
+      const columns = Object.keys(upserts[0]!);
+      const values: unknown[] = [];
+      const tuples = upserts.map((row) => `(${columns.map((c) => `$${values.push(row[c] ?? null)}`).join(", ")})`);
+      const updates = columns.filter((c) => !this.keyColumns.includes(c as never)).map((c) => `${c} = excluded.${c}`);
+      await tx.unsafe(
+        `INSERT INTO ${this.table} (${columns.join(", ")}) VALUES ${tuples.join(", ")}
+         ON CONFLICT (${this.keyColumns.join(", ")}) DO ${updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`,
+        values,
+      );
+    }
+  }
+
+  finish(committed: boolean): void {
+    const taken = this.taken;
+    this.taken = [];
+    if (!committed || taken.length === 0) return;
+    for (const c of taken) {
+      if (c.row) this.rows.set(c.key, c.row);
+      else this.rows.delete(c.key);
+    }
+    this.onChanged?.(this.table);
+  }
+}

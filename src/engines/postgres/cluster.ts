@@ -1,0 +1,202 @@
+import type { SQL } from "bun";
+import type { Logger } from "../../core/log.ts";
+import type { BackgroundService } from "../../core/service.ts";
+import { PARTITIONS } from "./schema.ts";
+import { num } from "./values.ts";
+
+export interface ClusterOptions {
+  nodeId: string;
+  host: string;
+  /** How often a node renews its heartbeat and its partitions (and polls for due work). */
+  heartbeatMs: number;
+  /** A node whose heartbeat is older is presumed dead; also how long a partition lease lasts. */
+  nodeTimeoutMs: number;
+  log: Logger;
+  /** The server clock's time (what `dispatch_at` is measured in). */
+  now: () => number;
+  /** Which partitions hold attempts of this node right now (they are not given away). */
+  busyPartitions: () => Set<number>;
+  /** Work may be due: another node's notification, a hand-back, or the fallback poll. */
+  onDue: (atMs?: number) => void;
+  /** The leader's maintenance (retention, expired deduplication keys), at most every `maintenanceMs`. */
+  maintenance: () => Promise<void>;
+  maintenanceMs: number;
+}
+
+/**
+ * Several nodes on one PostgreSQL act as one service (the shape River uses): every node renews a
+ * heartbeat row; one node holds a leader lease and hands the in-flight messages of nodes whose
+ * heartbeat stopped back to the others (due again at once), frees their partitions and runs the
+ * maintenance; flow-control partitions are leased to nodes, about an equal share each, so that
+ * every message of one key is delivered by one node whose in-memory limits then hold exactly.
+ */
+export class Cluster implements BackgroundService {
+  readonly name = "cluster membership";
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private owned = new Map<number, number>();
+  private leading = false;
+  private liveNodes = 1;
+  private lastBeat = 0;
+  private lastMaintenance = 0;
+  private beating: Promise<void> | null = null;
+  private stopped = false;
+  /** Partitions taken over since the last beat: their held messages must be released. */
+
+  constructor(
+    private readonly sql: SQL,
+    private readonly o: ClusterOptions,
+  ) {}
+
+  get nodeId(): string {
+    return this.o.nodeId;
+  }
+
+  /** Partitions this node may deliver now: leased, and renewed recently enough by its own clock. */
+  ownedPartitions(): number[] {
+    const validAfter = performance.now() - (this.o.nodeTimeoutMs - this.o.heartbeatMs);
+    return [...this.owned].filter(([, renewedAt]) => renewedAt > validAfter).map(([part]) => part);
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Nodes whose heartbeat is current (this one included), as of the last beat. */
+  get nodes(): number {
+    return this.liveNodes;
+  }
+
+  /** The last heartbeat went through (the readiness probe). */
+  get healthy(): boolean {
+    return performance.now() - this.lastBeat < this.o.nodeTimeoutMs;
+  }
+
+  /** Registers the node and takes its first partitions before delivery starts. */
+  async join(): Promise<void> {
+    await this.sql`
+      INSERT INTO cluster_nodes (node_id, host) VALUES (${this.o.nodeId}, ${this.o.host})
+      ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now()`;
+    await this.beat();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.o.heartbeatMs);
+  }
+
+  /** Leaves: what this node still holds is handed back, its partitions and leadership freed. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.beating?.catch(() => {});
+    try {
+      await this.sql.begin(async (tx) => {
+        await handBack(tx, [this.o.nodeId], this.o.now());
+        await tx`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${this.o.nodeId}`;
+        await tx`DELETE FROM cluster_leader WHERE node_id = ${this.o.nodeId}`;
+        await tx`DELETE FROM cluster_nodes WHERE node_id = ${this.o.nodeId}`;
+      });
+    } catch (error) {
+      this.o.log.warn("leaving the cluster failed; the leader hands this node's messages back after its timeout", { error: String(error) });
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.beating || this.stopped) return;
+    this.beating = this.beat()
+      .catch((error) => this.o.log.warn("cluster heartbeat failed; trying again", { error: String((error as Error)?.message ?? error) }))
+      .finally(() => (this.beating = null));
+    await this.beating;
+    // The fallback poll: a notification lost on a dropped connection delays work by one beat.
+    if (!this.stopped) this.o.onDue();
+  }
+
+  private async beat(): Promise<void> {
+    const started = performance.now();
+    const { nodeId, nodeTimeoutMs } = this.o;
+    const timeout = `${nodeTimeoutMs} milliseconds`;
+    await this.sql`UPDATE cluster_nodes SET heartbeat_at = now() WHERE node_id = ${nodeId}`;
+    const [leader] = await this.sql`
+      INSERT INTO cluster_leader (id, node_id, expires_at) VALUES (1, ${nodeId}, now() + ${timeout}::interval)
+      ON CONFLICT (id) DO UPDATE SET node_id = excluded.node_id, expires_at = excluded.expires_at
+        WHERE cluster_leader.node_id = excluded.node_id OR cluster_leader.expires_at < now()
+      RETURNING node_id`;
+    this.leading = leader?.node_id === nodeId;
+    if (this.leading) await this.lead(timeout);
+    const [live] = await this.sql`SELECT count(*) AS n FROM cluster_nodes WHERE heartbeat_at >= now() - ${timeout}::interval`;
+    this.liveNodes = Math.max(1, num(live.n));
+    await this.balance(started, timeout);
+    this.lastBeat = started;
+    if (this.leading && performance.now() - this.lastMaintenance >= this.o.maintenanceMs) {
+      this.lastMaintenance = performance.now();
+      await this.o.maintenance().catch((error) => this.o.log.error("maintenance failed; trying again later", { error: String(error) }));
+    }
+  }
+
+  /** The leader's duty: nodes whose heartbeat stopped are gone; their messages and partitions go back. */
+  private async lead(timeout: string): Promise<void> {
+    const handed = await this.sql.begin(async (tx) => {
+      const dead = await tx`DELETE FROM cluster_nodes WHERE heartbeat_at < now() - ${timeout}::interval RETURNING node_id`;
+      // Claims of a node that is not registered at all (it died before its first beat was seen) go back too.
+      const n = await handBack(tx, null, this.o.now());
+      await tx`UPDATE cluster_partitions SET node_id = NULL WHERE node_id IS NOT NULL AND node_id NOT IN (SELECT node_id FROM cluster_nodes)`;
+      if (dead.length > 0) this.o.log.warn("nodes presumed dead; their messages are handed back", { nodes: dead.map((d: { node_id: string }) => d.node_id), messages: n });
+      return n;
+    });
+    if (handed > 0) {
+      await this.sql.notify("svcd_due", `${this.o.nodeId}|${this.o.now()}`);
+      this.o.onDue();
+    }
+  }
+
+  /**
+   * Renews this node's partitions, takes free ones up to an equal share, and gives back the ones
+   * above its share that hold no attempt of this node (a partition changes owner only while idle
+   * here, so one key never has two nodes delivering at once).
+   */
+  private async balance(started: number, timeout: string): Promise<void> {
+    const { nodeId } = this.o;
+    const share = Math.ceil(PARTITIONS / this.liveNodes);
+    const renewed = await this.sql`
+      UPDATE cluster_partitions SET expires_at = now() + ${timeout}::interval WHERE node_id = ${nodeId} RETURNING part`;
+    const mine = new Map<number, number>(renewed.map((r: { part: unknown }) => [num(r.part), started]));
+    if (mine.size > share) {
+      const busy = this.o.busyPartitions();
+      const extra = [...mine.keys()].filter((p) => !busy.has(p)).slice(0, mine.size - share);
+      if (extra.length > 0) {
+        await this.sql`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${nodeId} AND part = ANY(${extra}::int[])`;
+        for (const p of extra) mine.delete(p);
+      }
+    } else if (mine.size < share) {
+      const taken = await this.sql.begin(async (tx) => {
+        const rows = await tx`
+          UPDATE cluster_partitions SET node_id = ${nodeId}, expires_at = now() + ${timeout}::interval
+          WHERE part IN (
+            SELECT part FROM cluster_partitions WHERE node_id IS NULL OR expires_at < now()
+            ORDER BY part LIMIT ${share - mine.size} FOR UPDATE SKIP LOCKED)
+          RETURNING part`;
+        const parts = rows.map((r: { part: unknown }) => num(r.part));
+        // Held back by the previous owner's in-memory limits: due again, under this node's.
+        if (parts.length > 0)
+          await tx`
+            UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${this.o.now()}
+            WHERE state = 'HELD' AND part = ANY(${parts}::int[])`;
+        return parts;
+      });
+      for (const p of taken) mine.set(p, started);
+      if (taken.length > 0) this.o.onDue();
+    }
+    this.owned = mine;
+  }
+}
+
+/** In-flight messages of the given nodes (null: of every node not registered) are due again now. */
+async function handBack(tx: SQL, nodes: string[] | null, nowMs: number): Promise<number> {
+  const rows = nodes
+    ? await tx`
+        UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+        WHERE claimed_by = ANY(${nodes}::text[]) AND state = 'ACTIVE' RETURNING id`
+    : await tx`
+        UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+        WHERE claimed_by IS NOT NULL AND state = 'ACTIVE' AND claimed_by NOT IN (SELECT node_id FROM cluster_nodes) RETURNING id`;
+  return rows.length;
+}

@@ -1,0 +1,174 @@
+import { hostname } from "node:os";
+import type { SQL } from "bun";
+import type { Logger } from "../../core/log.ts";
+import type { Stores, StorageEngine } from "../engine.ts";
+import { MIGRATIONS } from "../migrations.ts";
+import { CachedTable } from "./cached-table.ts";
+import { Cluster } from "./cluster.ts";
+import { cachedTables, PgAccountStore, PgFlowKeyStore, PgFlowReleases, PgFlowStore, PgIndexStore, PgQueuePromotions, PgQueueStore, PgUrlGroupStore, PgUsageLedger } from "./config-stores.ts";
+import { connect } from "./connect.ts";
+import { postgresMigrations } from "./ddl.ts";
+import { PgDedupStore } from "./dedup.ts";
+import { PgDlqStore } from "./dlq.ts";
+import { PgEventStore } from "./events.ts";
+import { PgMessageStore } from "./messages.ts";
+import { migratePostgres } from "./migrate.ts";
+import { PgRollupStore } from "./rollups.ts";
+import { POSTGRES_MIGRATIONS } from "./schema.ts";
+import { PgScheduleStore } from "./schedules.ts";
+import { PostgresTicks } from "./tick.ts";
+import { num } from "./values.ts";
+import { unavailableWorkflowStores } from "./workflows.ts";
+
+export interface PostgresEngineOptions {
+  url: string;
+  log: Logger;
+  /** Connections of this node: one for the tick in flight, the rest for reads and the heartbeat. */
+  poolSize: number;
+  heartbeatMs: number;
+  nodeTimeoutMs: number;
+  /** The server clock (the engine stamps hand-backs with it). */
+  now: () => number;
+}
+
+/** What the PostgreSQL engine adds to the boundary: the cluster it belongs to, and change notifications. */
+export interface PostgresEngine extends StorageEngine {
+  readonly cluster: Cluster;
+  readonly sql: SQL;
+}
+
+const DUE = "svcd_due";
+const CONFIG = "svcd_config";
+
+/**
+ * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies
+ * the migrations once under an advisory lock, loads the small tables every node keeps in memory,
+ * joins the cluster and listens for the other nodes' notifications.
+ */
+export async function openPostgresEngine(o: PostgresEngineOptions): Promise<PostgresEngine> {
+  const sql = await connect(o.url, o.poolSize);
+  try {
+    await migratePostgres(sql, postgresMigrations(MIGRATIONS, POSTGRES_MIGRATIONS));
+  } catch (error) {
+    await sql.close().catch(() => {});
+    throw error;
+  }
+  const nodeId = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const tables = cachedTables(sql);
+  const scheduleTable = new CachedTable<Record<string, unknown> & never>(sql, "schedules", ["account_id", "id"], (r) => r as never);
+  const ticks = new PostgresTicks(sql);
+
+  let cluster!: Cluster;
+  const messages = new PgMessageStore(sql, nodeId, () => cluster.ownedPartitions());
+  const events = new PgEventStore(sql);
+  const dlq = new PgDlqStore(sql);
+  const dedup = new PgDedupStore(sql);
+  const rollups = new PgRollupStore(sql);
+  const promotions = new PgQueuePromotions(messages);
+  const releases = new PgFlowReleases(messages);
+  const schedules = new PgScheduleStore(sql, scheduleTable as never);
+  const dueListeners: Array<(atMs?: number) => void> = [];
+  const wake = (atMs?: number) => dueListeners.forEach((fn) => fn(atMs));
+  promotions.onPromoted = wake;
+  releases.onReleased = wake;
+
+  const stores: Stores = {
+    accounts: new PgAccountStore(tables.accounts),
+    messages,
+    events,
+    dlq,
+    queues: new PgQueueStore(sql, tables.queues, promotions),
+    schedules,
+    flow: new PgFlowStore(sql, messages, releases) as unknown as Stores["flow"],
+    flowKeys: new PgFlowKeyStore(tables.flowKeys, tables.rateStarts) as unknown as Stores["flowKeys"],
+    groups: new PgUrlGroupStore(tables.groups, tables.endpoints),
+    dedup,
+    rollups,
+    ...unavailableWorkflowStores(),
+    search: new PgIndexStore(tables.search) as unknown as Stores["search"],
+    vector: new PgIndexStore(tables.vector) as unknown as Stores["vector"],
+    usageLedger: new PgUsageLedger(tables.ledger),
+  };
+  // The order changes are written in: small tables first (a queue before its messages), the
+  // messages, what rides on them, then the set-based follow-ups that read what was just written.
+  const cached = [tables.accounts, tables.groups, tables.endpoints, tables.queues, tables.flowKeys, tables.rateStarts, tables.search, tables.vector, tables.ledger];
+  ticks.register([...cached, schedules, messages, events, dlq, dedup, rollups, promotions, releases]);
+  await Promise.all([...cached, scheduleTable].map((t) => t.reload()));
+
+  // With each tick's commit: the other nodes hear what became due and which tables changed.
+  ticks.beforeCommit = async (tx) => {
+    const due = messages.takeTickDue();
+    if (due !== null) await tx.notify(DUE, `${nodeId}|${due}`);
+    const changed = cached.filter((t) => t.changedInTick).map((t) => t.table);
+    if (schedules.changedInTick) changed.push("schedules");
+    if (changed.length > 0) await tx.notify(CONFIG, `${nodeId}|${changed.join(",")}`);
+  };
+
+  const watchers = new Map<string, Array<() => void>>();
+  const reloading = new Map<string, Promise<void>>();
+  const byName = new Map([...cached, scheduleTable].map((t) => [t.table, t]));
+  const reload = (table: string) => {
+    const t = byName.get(table);
+    if (!t || reloading.has(table)) return;
+    const work = t
+      .reload()
+      .then(() => watchers.get(table)?.forEach((fn) => fn()))
+      .catch((error) => o.log.warn("reloading a table another node changed failed", { table, error: String(error) }))
+      .finally(() => reloading.delete(table));
+    reloading.set(table, work);
+  };
+
+  cluster = new Cluster(sql, {
+    nodeId,
+    host: hostname(),
+    heartbeatMs: o.heartbeatMs,
+    nodeTimeoutMs: o.nodeTimeoutMs,
+    log: o.log,
+    now: o.now,
+    busyPartitions: () => messages.busyPartitions(),
+    onDue: wake,
+    maintenanceMs: 60_000,
+    maintenance: async () => {
+      await dedup.pruneExpired(o.now());
+    },
+  });
+  const subscriptions = await Promise.all([
+    sql.listen(DUE, (payload) => {
+      const [from, at] = payload.split("|");
+      if (from === nodeId) return;
+      messages.noteDue(num(at));
+      wake(num(at));
+    }),
+    sql.listen(CONFIG, (payload) => {
+      const [from, tablesChanged] = payload.split("|");
+      if (from === nodeId) return;
+      for (const table of tablesChanged!.split(",")) reload(table);
+    }),
+  ]);
+  await cluster.join();
+
+  return {
+    kind: "postgres",
+    commit: ticks,
+    stores,
+    cluster,
+    sql,
+    services: [cluster],
+    probe() {
+      if (!cluster.healthy) throw new Error("PostgreSQL has not answered the heartbeat recently");
+    },
+    async sizeBytes() {
+      const [row] = await sql`SELECT pg_database_size(current_database()) AS n`;
+      return { database: num(row.n), wal: 0 };
+    },
+    onDue: (fn) => void dueListeners.push(fn),
+    watch: (table, fn) => void (watchers.get(table) ?? watchers.set(table, []).get(table)!).push(fn),
+    leads: () => cluster.isLeader,
+    nodes: () => cluster.nodes,
+    async close() {
+      await ticks.flush();
+      await Promise.all(subscriptions.map((s) => s.unlisten().catch(() => {})));
+      await sql.close();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import type { SQL } from "bun";
+
+/** PostgreSQL's BIGINT arrives as text: every millisecond time and counter goes through here. */
+export const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+
+/** Bytes as Bun's driver hands back BYTEA (a Buffer), as the stores' callers expect them. */
+export const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(0));
+export const bytesOrNull = (v: unknown): Uint8Array | null => (v === null || v === undefined ? null : bytes(v));
+
+/**
+ * Runs SQL built by the shared query builder (`store/where.ts`, filters), written for SQLite:
+ * named `$p0` parameters become positional, and the one scalar SQLite function the filters use
+ * that PostgreSQL lacks under that name (`min(a, b, ...)`) becomes `least` (`instr` is a function
+ * the engine's migrations define).
+ */
+export function runShared<T>(sql: SQL, text: string, params: Record<string, string | number>): Promise<T[]> {
+  const order: Array<string | number> = [];
+  const positions = new Map<string, number>();
+  const translated = text
+    .replace(/\$(p\d+)\b/g, (_, name: string) => {
+      let at = positions.get(name);
+      if (at === undefined) {
+        order.push(params[name]!);
+        at = order.length;
+        positions.set(name, at);
+      }
+      return `$${at}`;
+    })
+    .replace(/\bmin\(/g, "least(");
+  return sql.unsafe(text === translated ? text : translated, order) as Promise<T[]>;
+}
+
+/** FNV-1a: the flow-control partition of an account's key (the same on every node). */
+export function partitionOf(accountId: string, key: string, partitions: number): number {
+  let h = 0x811c9dc5;
+  const text = `${accountId}/${key}`;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % partitions;
+}
