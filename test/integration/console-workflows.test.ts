@@ -129,7 +129,8 @@ describe("the console's Workflows page", () => {
     await ui.go("/workflows");
     await openRun(workflowRunId);
     await ui.waitForText(".wf-group.next", "STEP_FAILED");
-    expect(await ui.textOf(".wf-group.next")).toContain("disk full");
+    // The step that failed is named (from the SDK's failing answer), with the error it threw.
+    expect(await ui.textOf('.wf-group.next [data-step="store"]')).toContain("disk full");
     expect(await ui.textOf("main")).toContain("CALLBACK_FAIL");
 
     // The workflow DLQ: call the failure function of one run again, delete the other's entry.
@@ -141,9 +142,9 @@ describe("the console's Workflows page", () => {
     const theirs = await entryOf(other.workflowRunId);
     await page.waitForSelector(`tr[data-dlq="${theirs.dlqId}"]`, { timeout: UI_WAIT });
     // Their failure function succeeded: it offers no retry.
-    expect(await ui.textOf(`tr[data-dlq="${theirs.dlqId}"]`)).not.toContain("Retry failure function");
+    expect(await ui.textOf(`tr[data-dlq="${theirs.dlqId}"]`)).not.toContain("Call again");
     cleanupBroken = false;
-    await ui.clickButton(`tr[data-dlq="${mine.dlqId}"]`, "Retry failure function");
+    await ui.clickButton(`tr[data-dlq="${mine.dlqId}"]`, "Call again");
     await waitUntil(async () => failureCalls === 3, { what: "the failure function called again" });
     await ui.clickButton(`tr[data-dlq="${theirs.dlqId}"]`, "Delete");
     await page.waitForFunction((id) => !(globalThis as any).document.querySelector(`tr[data-dlq="${id}"]`), { timeout: UI_WAIT }, theirs.dlqId);

@@ -131,6 +131,12 @@ describe("web console in a real browser", () => {
     await receiver.waitFor(1, { match: (r) => r.text === "retry me" && r.path === "/fragile" && r.headers.get("svc-retried") === "0" && r.receivedAt > 0 });
     expect((await dlqIds()).map((m) => m.messageId)).not.toContain(failedId);
     expect((await dlqIds()).length).toBe(2);
+
+    // The failed message made one attempt (its ERROR and FAILED entries are that one attempt).
+    await page.goto(`${svc.url}/console/messages/${failedId}`);
+    await ui.waitForText(".timeline", "FAILED");
+    await ui.waitForText("main h2", "Attempts (1)");
+    expect(await ui.textOf(".fields")).toContain("0 of 0");
   }, TEST_TIMEOUT);
 
   test("a schedule is paused and resumed from the console", async () => {

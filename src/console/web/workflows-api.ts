@@ -41,6 +41,7 @@ export interface FailureFunction {
   dlqId?: string;
   failStatus?: number;
   failResponse?: string;
+  failHeaders?: Record<string, string[]>;
   responseStatus?: number;
   responseBody?: string;
 }
@@ -99,6 +100,13 @@ export const deleteWorkflowDlq = (dlqIds: string[]) => api<{ deleted: number }>(
 /** Steps a run has completed (the initial payload not counted). */
 export const completedSteps = (run: WorkflowRun) =>
   run.steps.filter((g) => g.type !== "next").reduce((n, g) => n + g.steps.length, 0) - 1;
+
+/** The name of the step whose failure failed the run, as the SDK told it in its failing answer. */
+export function failedStepName(run: WorkflowRun): string | undefined {
+  const headers = run.failureFunction?.failHeaders ?? {};
+  const name = Object.keys(headers).find((h) => /-error-step-name$/i.test(h));
+  return name ? headers[name]?.[0] : undefined;
+}
 
 /** Messages of the run not yet delivered: pending, retrying, failed or canceled. */
 export const pendingSteps = (run: WorkflowRun) => run.steps.find((g) => g.type === "next")?.steps ?? [];

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
-import { formatCount, formatTime } from "../format.ts";
+import { formatCount, formatDuration, formatTime } from "../format.ts";
 import { usePoll } from "../live.ts";
 import { href } from "../router.ts";
 import { Badge, Card, Empty, ErrorBox, Loading, PageHead } from "../ui/bits.tsx";
@@ -104,7 +104,7 @@ function KeyCard({ k }: { k: FlowKey }) {
       <div class="meters">
         <Meter name="waiting" label="Waiting" value={formatCount(k.waitListSize)} />
         <Meter name="parallelism" label="Parallelism" value={`${k.parallelismCount} / ${k.parallelismMax || "∞"}`} ratio={k.parallelismMax ? k.parallelismCount / k.parallelismMax : undefined} />
-        <Meter name="rate" label={`Rate per ${k.ratePeriod || 1}s`} value={`${k.rateCount} / ${k.rateMax || "∞"}`} ratio={k.rateMax ? k.rateCount / k.rateMax : undefined} />
+        <Meter name="rate" label={`Rate per ${formatDuration((k.ratePeriod || 1) * 1000)}`} value={`${k.rateCount} / ${k.rateMax || "∞"}`} ratio={k.rateMax ? k.rateCount / k.rateMax : undefined} />
         <Meter name="period" label="Period started" value={k.ratePeriodStart ? formatTime(periodStart(k.ratePeriodStart)) : "—"} />
       </div>
       {pinning && <PinForm k={k} close={() => setPinning(false)} />}
@@ -135,7 +135,7 @@ export function FlowControlPage() {
     <>
       <PageHead title="Flow control" sub="Per-key limits: how many deliveries run at once and how many start per period." />
       {global.data && (
-        <div class="tiles">
+        <div class="tiles few">
           <div class="tile">
             <span class="tile-label">Global parallelism</span>
             <span class="tile-value">

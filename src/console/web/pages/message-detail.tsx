@@ -29,7 +29,8 @@ interface PendingMessage {
 }
 
 const FINAL = new Set(["DELIVERED", "FAILED", "CANCELED"]);
-const ATTEMPT_STATES = new Set(["ERROR", "DELIVERED", "FAILED"]);
+// Each attempt logs one ERROR or DELIVERED; FAILED repeats the last ERROR when the retries ran out.
+const ATTEMPT_STATES = new Set(["ERROR", "DELIVERED"]);
 
 async function readMessage(id: string) {
   const logs = await readLogs({ messageId: id, count: 1000 });

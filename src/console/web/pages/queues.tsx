@@ -73,7 +73,9 @@ export function QueuesPage() {
                     </a>{" "}
                     {q.paused && <Badge tone="warn">paused</Badge>}
                   </td>
-                  <td class="num">{formatCount(q.lag)}</td>
+                  <td class="num" data-label="lag">
+                    {formatCount(q.lag)}
+                  </td>
                   <td>
                     <Parallelism key={`${q.name}-${q.parallelism}`} q={q} />
                   </td>

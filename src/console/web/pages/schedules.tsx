@@ -73,10 +73,10 @@ export function SchedulesPage() {
                     {s.destination}
                     {s.queueName && <span class="tag">≡ {s.queueName}</span>}
                   </td>
-                  <td class="nowrap" title={formatTime(s.nextScheduleTime)}>
+                  <td class="nowrap" data-label="next" title={formatTime(s.nextScheduleTime)}>
                     {s.isPaused ? <span class="muted">skipped while paused</span> : relative(s.nextScheduleTime, now)}
                   </td>
-                  <td class="nowrap hide-narrow" title={formatTime(s.lastScheduleTime)}>
+                  <td class="nowrap hide-narrow" data-label="last" title={formatTime(s.lastScheduleTime)}>
                     {s.lastScheduleTime ? relative(s.lastScheduleTime, now) : <span class="muted">never</span>}
                   </td>
                   <td class="hide-narrow">

@@ -47,7 +47,7 @@ function AddEndpoint({ group, onDone }: { group?: string; onDone?: () => void })
       <Field label="Endpoint URL">
         <input required value={url} placeholder="https://…" spellcheck={false} onInput={(e) => setUrl(e.currentTarget.value)} />
       </Field>
-      <Field label="Endpoint name" hint="optional">
+      <Field label="Endpoint name (optional)">
         <input value={endpointName} spellcheck={false} onInput={(e) => setEndpointName(e.currentTarget.value)} />
       </Field>
       <button type="submit" class="primary">

@@ -22,6 +22,22 @@ const failedAt = (e: WorkflowDlqEntry) => Number(e.dlqId.split("-")[0]) || e.cre
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
+/** The failure function's state; one that failed can be called again (the server refuses any other). */
+function FailureFunction({ e }: { e: WorkflowDlqEntry }) {
+  const state = e.failureCallbackInfo?.state;
+  if (!state) return <span class="muted">{e.failureCallback ? "—" : "none"}</span>;
+  return (
+    <span class="cell-line">
+      <StateBadge state={state} />
+      {state === "CALLBACK_FAIL" && (
+        <button type="button" class="small" title="Call the run's failure function again" onClick={() => act("Failure function", () => retryFailureFunction(e.dlqId), () => `Failure function of ${e.workflowRunId} called again`)}>
+          Call again
+        </button>
+      )}
+    </span>
+  );
+}
+
 function Actions({ e }: { e: WorkflowDlqEntry }) {
   return (
     <>
@@ -31,12 +47,6 @@ function Actions({ e }: { e: WorkflowDlqEntry }) {
       <button type="button" class="small" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(e.dlqId))}>
         Restart
       </button>
-      {/* Only a failure function that failed is called again (the server answers 400 otherwise). */}
-      {e.failureCallbackInfo?.state === "CALLBACK_FAIL" && (
-        <button type="button" class="small" title="Call the run's failure function again" onClick={() => act("Failure function", () => retryFailureFunction(e.dlqId), () => `Failure function of ${e.workflowRunId} called again`)}>
-          Retry failure function
-        </button>
-      )}
       <button
         type="button"
         class="small danger"
@@ -117,7 +127,6 @@ export function WorkflowDlq({ route }: { route: Route }) {
                 </th>
                 <th>Failed</th>
                 <th>Run</th>
-                <th>URL</th>
                 <th>Answer</th>
                 <th class="hide-narrow">Failure function</th>
                 <th />
@@ -139,14 +148,16 @@ export function WorkflowDlq({ route }: { route: Route }) {
                     <a class="mono id" href={href(`/workflows/runs/${e.workflowRunId}`)} title={e.workflowRunId}>
                       {e.workflowRunId}
                     </a>
-                  </td>
-                  <td class="mono ellipsis" title={e.workflowUrl}>
-                    {e.workflowUrl}
+                    <div class="muted small mono ellipsis" title={e.workflowUrl}>
+                      {e.workflowUrl}
+                    </div>
                   </td>
                   <td>
                     <StatusCode status={e.responseStatus} />
                   </td>
-                  <td class="hide-narrow">{e.failureCallbackInfo?.state ? <StateBadge state={e.failureCallbackInfo.state} /> : <span class="muted">{e.failureCallback ? "—" : "none"}</span>}</td>
+                  <td>
+                    <FailureFunction e={e} />
+                  </td>
                   <td class="row-actions">
                     <Actions e={e} />
                   </td>

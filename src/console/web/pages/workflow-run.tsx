@@ -4,7 +4,7 @@ import { labelsOf } from "../logs.ts";
 import { href } from "../router.ts";
 import { Badge, Card, ErrorBox, Fields, Loading, Mono, PageHead, StateBadge, StatusCode } from "../ui/bits.tsx";
 import { ContextTags } from "../ui/rows.tsx";
-import { readRun, restartRun, resumeRun, type StepGroup, type StepLog, type WorkflowRun } from "../workflows-api.ts";
+import { failedStepName, readRun, restartRun, resumeRun, type StepGroup, type StepLog, type WorkflowRun } from "../workflows-api.ts";
 import { cancelRun, openStartedRun } from "./workflow-actions.tsx";
 
 /** A step's result as the SDK stored it: JSON text or a value; pretty-printed either way. */
@@ -55,11 +55,12 @@ function Step({ s }: { s: StepLog }) {
 }
 
 /** A message of the run not yet delivered: its state, retries and each failed attempt. */
-function NextStep({ s }: { s: StepLog }) {
+function NextStep({ s, failedStep }: { s: StepLog; failedStep?: string }) {
+  const name = s.stepName ?? (s.state === "STEP_FAILED" ? failedStep : undefined);
   return (
-    <div class="wf-step" data-step={s.stepName ?? s.messageId}>
+    <div class="wf-step" data-step={name ?? s.messageId}>
       <div class="wf-step-head">
-        <b>{s.stepName ?? "next step"}</b>
+        <b>{name ?? "next step"}</b>
         <StateBadge state={s.state} />
         <span class="muted small">{NEXT_TITLE[s.state] ?? ""}</span>
         {s.retries !== undefined && <span class="muted small">retries {s.retries}</span>}
@@ -83,13 +84,13 @@ function NextStep({ s }: { s: StepLog }) {
   );
 }
 
-function Group({ g }: { g: StepGroup }) {
+function Group({ g, failedStep }: { g: StepGroup; failedStep?: string }) {
   if (g.type === "next")
     return (
       <li class="wf-group next">
-        <span class="wf-group-label">under way</span>
+        <span class="wf-group-label">{g.steps.some((s) => s.state === "STEP_PROGRESS" || s.state === "STEP_RETRY") ? "under way" : "not delivered"}</span>
         {g.steps.map((s, i) => (
-          <NextStep key={s.messageId ?? i} s={s} />
+          <NextStep key={s.messageId ?? i} s={s} failedStep={failedStep} />
         ))}
       </li>
     );
@@ -194,7 +195,7 @@ export function WorkflowRunDetail({ runId }: { runId: string }) {
       <Card title="Steps">
         <ol class="wf-steps" aria-label="Steps of the run, in order">
           {run.steps.map((g, i) => (
-            <Group key={i} g={g} />
+            <Group key={i} g={g} failedStep={failedStepName(run)} />
           ))}
         </ol>
       </Card>

@@ -99,7 +99,7 @@ function RunList({ route }: { route: Route }) {
                   <td class="mono ellipsis" title={r.workflowUrl}>
                     {r.workflowUrl}
                   </td>
-                  <td class="num">
+                  <td class="num" data-label="steps">
                     <StepSummary run={r} />
                   </td>
                   <td class="hide-narrow nowrap">
