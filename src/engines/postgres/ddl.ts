@@ -4,7 +4,8 @@ import type { Migration } from "../../store/db.ts";
  * Every domain writes its schema once, in SQLite's dialect; the PostgreSQL engine applies the same
  * migrations translated here, so the two schemas cannot drift apart. Only DDL is translated, and
  * only what svcd's migrations use: storage types (milliseconds need 64 bits), AUTOINCREMENT keys,
- * WITHOUT ROWID. A migration that needs more gives its PostgreSQL text itself (`postgres`).
+ * WITHOUT ROWID, json_extract of a path. A migration that needs more gives its PostgreSQL text
+ * itself (`postgres`); test/postgres/start.test.ts applies every migration to a real PostgreSQL.
  */
 export function toPostgres(sql: string): string {
   return sql
@@ -12,7 +13,9 @@ export function toPostgres(sql: string): string {
     .replace(/\bINTEGER\b/gi, "BIGINT")
     .replace(/\bBLOB\b/gi, "BYTEA")
     .replace(/\bREAL\b/gi, "DOUBLE PRECISION")
-    .replace(/\)\s*WITHOUT ROWID/gi, ")");
+    .replace(/\)\s*WITHOUT ROWID/gi, ")")
+    // json_extract(column, '$.a.b') in a data migration: the same path through jsonb.
+    .replace(/json_extract\((\w+), '\$\.([\w.]+)'\)/gi, (_, column: string, path: string) => `(${column}::jsonb #>> '{${path.split(".").join(",")}}')`);
 }
 
 export interface PostgresMigration {
