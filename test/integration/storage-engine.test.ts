@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../../src/core/log.ts";
+import { readDedupKeys } from "../../src/dedup/store.ts";
+import { readDlqEntries } from "../../src/dlq/store.ts";
+import type { StorageEngine } from "../../src/engines/engine.ts";
+import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { readClaims, readDue, readMessages } from "../../src/messages/store.ts";
+import type { MessageRecord } from "../../src/model/message.ts";
+import { readTrigger } from "../../src/schedules/store.ts";
+import { freshDatabase } from "../helpers/postgres.ts";
+import { ENGINES, type Engine } from "../helpers/server.ts";
+
+/**
+ * The storage boundary's contract, one suite both engines pass: what a write declares it reads is
+ * there, what it changes is visible to the later writes of its tick and stored by the commit, a
+ * failing write leaves nothing while its neighbours commit, claims and queues behave alike.
+ */
+
+const T0 = 1_800_000_000_000;
+let seq = 0;
+
+function message(over: Partial<MessageRecord> = {}): MessageRecord {
+  return {
+    id: `msg_engine_${++seq}`,
+    accountId: "acct",
+    kind: "message",
+    state: "CREATED",
+    dispatchAt: T0,
+    notBefore: T0,
+    createdAt: T0,
+    retried: 0,
+    maxRetries: 3,
+    url: "http://127.0.0.1:1/x",
+    method: "POST",
+    headers: [["content-type", "text/plain"]],
+    body: new TextEncoder().encode("body"),
+    timeoutMs: 10_000,
+    ...over,
+  };
+}
+
+async function open(engine: Engine): Promise<{ storage: StorageEngine; close: () => Promise<void> }> {
+  if (engine === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "svcd-engine-"));
+    const storage = openSqliteEngine({ path: join(dir, "svcd.sqlite"), busyTimeoutMs: 1000, log: silentLogger });
+    return { storage, close: async () => (await storage.close(), rmSync(dir, { recursive: true, force: true })) };
+  }
+  const storage = await openPostgresEngine({ url: await freshDatabase(), log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  // Joined: this node owns every flow-control partition (it is alone).
+  return { storage, close: async () => await storage.close() };
+}
+
+describe.each(ENGINES)("storage engine: %s", (engine) => {
+  let storage: StorageEngine;
+  let close: () => Promise<void>;
+  beforeAll(async () => ({ storage, close } = await open(engine)), 60_000);
+  afterAll(async () => await close());
+
+  test("a stored message is claimed once, rescheduled, claimed again and deleted; the next due time follows", async () => {
+    const { commit, stores } = storage;
+    const m = message({ dispatchAt: T0 + 10 });
+    await commit.run(() => stores.messages.insert(m));
+    expect(await commit.run(() => stores.messages.due(T0, 10), [readDue(T0, 10)])).toEqual([]);
+    const claimed = await commit.run(() => {
+      const due = stores.messages.due(T0 + 10, 10);
+      for (const d of due) stores.messages.claim(d.id);
+      return due.map((d) => d.id);
+    }, [readDue(T0 + 10, 10)]);
+    expect(claimed).toEqual([m.id]);
+    // Claimed: not due any more, and this process holds the attempt.
+    expect(await commit.run(() => stores.messages.due(T0 + 1000, 10), [readDue(T0 + 1000, 10)])).toEqual([]);
+    expect(await commit.run(() => stores.messages.stillClaimed(m.id), [readClaims([m.id])])).toBe(true);
+    await commit.run(() => stores.messages.reschedule(m.id, "RETRY", T0 + 500, 1));
+    expect(stores.messages.nextDueAt()).toBeLessThanOrEqual(T0 + 500);
+    const again = await commit.run(() => {
+      const due = stores.messages.due(T0 + 500, 10);
+      for (const d of due) stores.messages.claim(d.id);
+      return due.map((d) => [d.id, d.retried]);
+    }, [readDue(T0 + 500, 10)]);
+    expect(again).toEqual([[m.id, 1]]);
+    expect(await commit.run(() => stores.messages.delete(m.id), [readMessages([m.id])])).toBe(true);
+    expect(await stores.messages.read("acct", m.id)).toBeUndefined();
+  });
+
+  test("a failing write of a tick leaves nothing; the other writes of the tick are stored", async () => {
+    const { commit, stores } = storage;
+    const kept = message({ dispatchAt: T0 + 1_000_000 });
+    const lost = message({ dispatchAt: T0 + 1_000_000 });
+    const [a, b] = await Promise.allSettled([
+      commit.run(() => stores.messages.insert(kept)),
+      commit.run(() => {
+        stores.messages.insert(lost);
+        stores.events.append({ time: T0, accountId: "acct", messageId: lost.id, state: "CREATED", url: lost.url });
+        throw new Error("refused half-way");
+      }),
+    ]);
+    expect(a.status).toBe("fulfilled");
+    expect(b.status).toBe("rejected");
+    expect(await stores.messages.read("acct", kept.id)).toBeDefined();
+    expect(await stores.messages.read("acct", lost.id)).toBeUndefined();
+    expect(await stores.events.list("acct", { messageIds: [lost.id] }, null, 10)).toEqual([]);
+  });
+
+  test("what a write changed, the later writes of the same tick read", async () => {
+    const { commit, stores } = storage;
+    const m = message({ dispatchAt: T0 + 2_000_000 });
+    const [, seen] = await Promise.all([
+      commit.run(() => stores.messages.insert(m)),
+      commit.run(() => stores.messages.get("acct", m.id)?.id, [readMessages([m.id])]),
+    ]);
+    expect(seen).toBe(m.id);
+  });
+
+  test("a deduplication key is taken once: the second publish is answered with the first message", async () => {
+    const { commit, stores } = storage;
+    const claim = (id: string) => [readDedupKeys([{ accountId: "acct", key: "k1", messageId: id, expiresAt: T0 + 600_000 }], T0)];
+    const take = (id: string) => () => {
+      const original = stores.dedup.find("acct", "k1", T0, id);
+      if (!original) stores.dedup.remember("acct", "k1", id, T0 + 600_000);
+      return original;
+    };
+    expect(await commit.run(take("first"), claim("first"))).toBeUndefined();
+    expect(await commit.run(take("second"), claim("second"))).toBe("first");
+  });
+
+  test("a queue with parallelism 1 lets one message go; the next goes when it is gone", async () => {
+    const { commit, stores } = storage;
+    const q = `q${engine}`;
+    await commit.run(() => stores.queues.insert("acct", q, 1, false, T0));
+    const ms = [1, 2, 3].map(() => message({ queueName: q }));
+    await commit.run(() => {
+      for (const m of ms) {
+        if (stores.queues.mustWait("acct", q, 1, T0)) Object.assign(m, { state: "PARKED", dispatchAt: null });
+        stores.messages.insert(m);
+      }
+      stores.queues.promote("acct", q, 1, T0);
+    });
+    const dueIds = async () =>
+      commit.run(() => {
+        const due = stores.messages.due(T0, 100);
+        for (const d of due) stores.messages.claim(d.id);
+        return due.filter((d) => d.queueName === q).map((d) => d.id);
+      }, [readDue(T0, 100)]);
+    expect(await dueIds()).toEqual([ms[0]!.id]);
+    expect(await dueIds()).toEqual([]);
+    await commit.run(() => {
+      stores.messages.delete(ms[0]!.id);
+      stores.queues.promote("acct", q, 1, T0);
+    }, [readMessages([ms[0]!.id])]);
+    expect(await dueIds()).toEqual([ms[1]!.id]);
+    expect(await stores.queues.lag("acct", q)).toBe(2);
+  });
+
+  test("a DLQ entry is stored, read back whole, and deleted", async () => {
+    const { commit, stores } = storage;
+    const m = message();
+    await commit.run(() =>
+      stores.dlq.insert({ dlqId: `dlq_${engine}_1`, failedAt: T0, message: m, responseStatus: 500, responseBody: new Uint8Array([1, 2]), error: "boom" }),
+    );
+    const entry = await stores.dlq.read("acct", `dlq_${engine}_1`);
+    expect(entry?.message.id).toBe(m.id);
+    expect([...entry!.message.body]).toEqual([...m.body]);
+    expect(entry?.responseStatus).toBe(500);
+    expect(await stores.dlq.count("acct")).toBe(1);
+    expect(await commit.run(() => stores.dlq.delete("acct", `dlq_${engine}_1`), [readDlqEntries("acct", [`dlq_${engine}_1`])])).toBe(true);
+    expect(await stores.dlq.count("acct")).toBe(0);
+  });
+
+  test("the log lists newest first with a cursor", async () => {
+    const { commit, stores } = storage;
+    await commit.run(() => {
+      for (const state of ["CREATED", "ACTIVE", "DELIVERED"] as const)
+        stores.events.append({ time: T0, accountId: "logs", messageId: "m-log", state, url: "http://x" });
+    });
+    const page = await stores.events.list("logs", {}, null, 2);
+    expect(page.map((e) => e.state)).toEqual(["DELIVERED", "ACTIVE"]);
+    const rest = await stores.events.list("logs", {}, page[1]!.seq, 2);
+    expect(rest.map((e) => e.state)).toEqual(["CREATED"]);
+  });
+});
+
+test("PostgreSQL: two nodes firing the same schedule slot publish once", async () => {
+  const url = await freshDatabase();
+  const open2 = () => openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const a = await open2();
+  const b = await open2();
+  const row = {
+    account_id: "acct", id: "sched", revision: 1, created_at: T0, cron: "* * * * *", destination_kind: "url" as const,
+    destination: "http://x", headers: "[]", query: "", body: new Uint8Array(), caller_ip: null, settings: "{}",
+    paused: 0, last_schedule_time: null, next_schedule_time: T0 + 60_000, last_states: "{}",
+  };
+  await a.commit.run(() => a.stores.schedules.upsert(row));
+  const fire = (e: typeof a) =>
+    e.commit.run(() => e.stores.schedules.takeTrigger("acct", "sched", 1, T0 + 60_000), [readTrigger("acct", "sched", 1, T0 + 60_000, T0 + 120_000)]);
+  const fired = await Promise.all([fire(a), fire(b)]);
+  expect(fired.filter(Boolean)).toHaveLength(1);
+  await Promise.all([a.close(), b.close()]);
+}, 60_000);
