@@ -83,6 +83,11 @@ export const DLQ_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "dlqId
 /** The workflow DLQ's bulk actions (resume, restart, delete). */
 export const WORKFLOW_DLQ_FILTERS: readonly FilterKey[] = ["dlqIds", ...WORKFLOW_RUN_FILTERS, "label", "callerIp", "flowControlKey", "fromDate", "toDate"];
 export const CANCEL_FILTERS: readonly FilterKey[] = [...SHARED, "messageId", "messageIds"];
+const RUN_FILTERS: FilterKey[] = ["workflowUrl", "host", "path", "label", "callerIp", "flowControlKey", "fromDate", "toDate"];
+/** Workflow run logs (`client.logs()`): a run's id, creation time, state, or a message of it too. */
+export const WORKFLOW_LOG_FILTERS: readonly FilterKey[] = [...RUN_FILTERS, "workflowRunId", "workflowCreatedAt", "state", "messageId"];
+/** Bulk cancel of workflow runs (`client.cancel({ filter })`); run ids come as `workflowRunIds`. */
+export const WORKFLOW_CANCEL_FILTERS: readonly FilterKey[] = RUN_FILTERS;
 
 const MAX_VALUES = 1000;
 const MAX_VALUE_LENGTH = 2048;

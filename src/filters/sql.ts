@@ -4,7 +4,8 @@ import { urlPartsSql } from "./url-parts.ts";
 
 /** Where a table keeps what the filters look at; the other columns are named alike everywhere. */
 export interface FilterColumns {
-  messageId: string;
+  /** Absent where rows are no messages (workflow runs): the caller matches message ids itself. */
+  messageId?: string;
   /** The time `fromDate` and `toDate` bound. */
   time: string;
   dlqId?: string;
@@ -19,8 +20,8 @@ export interface FilterColumns {
 
 /** Adds every condition of `filter` to `where`: OR within one filter, AND across filters. */
 export function applyFilter(where: Where, f: Filter, c: FilterColumns): Where {
+  if (c.messageId) where.in(c.messageId, f.messageIds);
   where
-    .in(c.messageId, f.messageIds)
     .in("url", f.urls)
     .in("topic_name", f.topicNames)
     .in("schedule_id", f.scheduleIds)

@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
-import { notFound } from "../core/errors.ts";
+import { badRequest, notFound } from "../core/errors.ts";
+import { parseFilter, WORKFLOW_CANCEL_FILTERS, WORKFLOW_LOG_FILTERS, type FilterKey } from "../filters/filter.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { optionalInt, parseCursor } from "../http/query.ts";
@@ -26,14 +27,6 @@ const EventIdParams = t.Object({ eventId: t.String({ minLength: 1 }) });
 const LogsQuery = t.Object(
   {
     groupBy: t.Optional(t.String()),
-    workflowRunId: t.Optional(t.String()),
-    state: t.Optional(t.Union(RUN_STATES.map((s) => t.Literal(s)))),
-    workflowUrl: t.Optional(t.String()),
-    workflowCreatedAt: t.Optional(t.Numeric()),
-    fromDate: t.Optional(t.Numeric()),
-    toDate: t.Optional(t.Numeric()),
-    callerIp: t.Optional(t.String()),
-    flowControlKey: t.Optional(t.String()),
     cursor: t.Optional(t.String()),
     count: t.Optional(t.Numeric({ minimum: 1, maximum: 100 })),
   },
@@ -46,28 +39,21 @@ function queryList(request: Request, key: string): string[] | undefined {
   return values.length > 0 ? values : undefined;
 }
 
-const optionalString = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-
-/** Filters of run listings and bulk cancel, from the query (labels may repeat). */
-function runFilter(query: Record<string, unknown>, request: Request, urlPrefix: boolean): RunFilter {
-  return {
-    runIds: queryList(request, "workflowRunId"),
-    states: query.state ? [query.state as RunState] : undefined,
-    url: optionalString(query.workflowUrl),
-    urlPrefix,
-    labels: queryList(request, "label"),
-    callerIp: optionalString(query.callerIp),
-    flowControlKey: optionalString(query.flowControlKey),
-    createdAt: optionalInt(query.workflowCreatedAt, "workflowCreatedAt"),
-    fromDate: optionalInt(query.fromDate, "fromDate"),
-    toDate: optionalInt(query.toDate, "toDate"),
-  };
+/**
+ * The run filters of a request. Bulk cancel reads them strictly: an unknown key or a filter
+ * without a value is 400, so a typo never widens a cancel to every run.
+ */
+function runFilter(request: Request, accepts: readonly FilterKey[], strict: boolean, control: string[]): RunFilter {
+  const f = parseFilter({ query: new URL(request.url).searchParams }, { accepts, strict, control });
+  const unknown = f.states?.find((state) => !(RUN_STATES as readonly string[]).includes(state));
+  if (unknown) throw badRequest(`invalid filter state "${unknown.slice(0, 40)}": one of ${RUN_STATES.join(", ")}`);
+  return { ...f, states: f.states as RunState[] | undefined };
 }
 
 /** The workflow protocol's own endpoints (workflow messages themselves use publish and batch). */
 export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
   const logs = ({ account, query, request }: { account: { id: string }; query: Record<string, unknown>; request: Request }) =>
-    compact(deps.runs.logs(account.id, runFilter(query, request, false), parseCursor(query.cursor), Number(query.count ?? 100)));
+    compact(deps.runs.logs(account.id, runFilter(request, WORKFLOW_LOG_FILTERS, false, []), parseCursor(query.cursor), Number(query.count ?? 100)));
 
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
@@ -92,14 +78,20 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
     )
     .delete(
       "/v2/workflows/runs",
-      async ({ account, query, request }) => {
+      async ({ account, request }) => {
+        const query = new URL(request.url).searchParams;
         const runIds = queryList(request, "workflowRunIds");
-        const exact = query.workflowUrlExactMatch === "true";
-        const count = optionalInt(query.count, "count", { min: 1 });
-        const cancelled = await deps.runs.cancel(account.id, { runIds, filter: runFilter(query, request, !exact), count });
+        const control = ["workflowRunIds", "workflowUrlExactMatch", "count", "cursor", ctx.dialect.tokenQueryParam];
+        // `workflowUrl` is a prefix unless `workflowUrlExactMatch=true` (the SDK's `workflowUrlStartingWith` sends a prefix).
+        const filter = { ...runFilter(request, WORKFLOW_CANCEL_FILTERS, true, control), urlPrefix: query.get("workflowUrlExactMatch") !== "true" };
+        const count = optionalInt(query.get("count") ?? undefined, "count", { min: 1 });
+        const cancelled = await deps.runs.cancel(account.id, { runIds, filter, count });
         return { cancelled };
       },
-      { query: t.Record(t.String(), t.String()), detail: { summary: "Cancel workflow runs by ids or filters" } },
+      {
+        query: t.Record(t.String(), t.Union([t.String(), t.Array(t.String())])),
+        detail: { summary: "Cancel workflow runs by ids or filters (several values as repeated keys or comma separated)" },
+      },
     )
     .post(
       "/v2/wait/:eventId",

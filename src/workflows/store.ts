@@ -2,6 +2,8 @@ import type { Database } from "bun:sqlite";
 import { joinLabels, splitLabels } from "../model/labels.ts";
 import { HeaderPairs } from "../model/columns.ts";
 import { jsonColumn } from "../store/json-column.ts";
+import type { Filter } from "../filters/filter.ts";
+import { applyFilter } from "../filters/sql.ts";
 import { Where } from "../store/where.ts";
 import { ErrorHeadersJson, RunDataJson, StepDetailsJson } from "./columns.ts";
 import type { CallType, RunRecord, RunState, StepDeliveryState, StepDetails, StepEntry, StepError } from "./model.ts";
@@ -92,6 +94,9 @@ interface StepRow {
   details: string | null;
 }
 
+/** Where a run keeps what the filters look at (`time`: its creation). */
+const RUN_FILTER_COLUMNS = { time: "created_at", workflowRunId: "run_id", workflowCreatedAt: "created_at", state: "state" };
+
 function toStep(r: StepRow): StepEntry {
   return {
     accountId: r.account_id,
@@ -121,19 +126,15 @@ interface ErrorRow {
   headers: string;
 }
 
-/** Filters of run listings (logs) and bulk cancel; every given one must match. */
-export interface RunFilter {
-  runIds?: string[];
+/**
+ * Filters of run listings (logs) and bulk cancel: the shared filters a run has (OR within one,
+ * AND across them), `fromDate`/`toDate` bounding its creation time; `urls` are prefixes with
+ * `urlPrefix`, and `messageIds` find the runs those messages belong to.
+ */
+export interface RunFilter
+  extends Pick<Filter, "urls" | "hosts" | "paths" | "labels" | "callerIps" | "flowControlKeys" | "fromDate" | "toDate" | "workflowRunIds" | "workflowCreatedAts" | "messageIds"> {
   states?: RunState[];
-  /** Exact URL, or (with `urlPrefix`) every URL starting with it. */
-  url?: string;
   urlPrefix?: boolean;
-  labels?: string[];
-  callerIp?: string;
-  flowControlKey?: string;
-  createdAt?: number;
-  fromDate?: number;
-  toDate?: number;
 }
 
 /** Runs and their step lists: one row per run, one per step entry. */
@@ -299,21 +300,14 @@ export class RunStore {
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
   listRuns(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number): RunRecord[] {
-    const where = new Where("account_id", accountId)
-      .in("run_id", f.runIds)
-      .in("state", f.states)
-      .add("caller_ip", "=", f.callerIp)
-      .add("flow_key", "=", f.flowControlKey)
-      .add("created_at", "=", f.createdAt)
-      .add("created_at", ">=", f.fromDate)
-      .add("created_at", "<=", f.toDate)
-      .add("seq", "<", beforeSeq ?? undefined);
-    if (f.url !== undefined && f.urlPrefix) {
-      const url = where.bind(f.url);
-      where.raw(`substr(url, 1, length(${url})) = ${url}`);
-    } else where.add("url", "=", f.url);
-    // A run's labels are one comma-joined column: any of the given ones matches.
-    if (f.labels?.length) where.raw(`(${f.labels.map((l) => `instr(',' || label || ',', ${where.bind(`,${l},`)}) > 0`).join(" OR ")})`);
+    const prefixes = f.urlPrefix ? f.urls : undefined;
+    const where = applyFilter(new Where("account_id", accountId), { ...f, urls: prefixes ? undefined : f.urls, messageIds: undefined }, RUN_FILTER_COLUMNS);
+    where.add("seq", "<", beforeSeq ?? undefined);
+    if (prefixes?.length) where.raw(`(${prefixes.map((p) => `substr(url, 1, length(${where.bind(p)})) = ${where.bind(p)}`).join(" OR ")})`);
+    if (f.messageIds?.length) {
+      const ids = f.messageIds.map((id) => where.bind(id));
+      where.raw(`run_id IN (SELECT run_id FROM workflow_steps WHERE account_id = ${where.bind(accountId)} AND message_id IN (${ids.join(", ")}))`);
+    }
     const { sql, params } = where.select("workflow_runs", "seq DESC", limit);
     return this.db.query<RunRow, Record<string, string | number>>(sql).all(params).map(toRun);
   }

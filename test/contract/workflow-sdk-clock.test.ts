@@ -3,6 +3,7 @@
  * delivered a moment before its time and is delivered as soon as the clock reaches it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { WorkflowRetryAfterError } from "@upstash/workflow";
 import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
 
 let w: WorkflowWorld;
@@ -65,6 +66,28 @@ describe("workflow time on the manual clock", () => {
     await w.advance(1);
     expect(results).toEqual([{ eventData: undefined, timeout: true }]);
     expect(await w.client.getWaiters({ eventId: "never-comes" })).toEqual([]);
+    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
+  });
+
+  test("a step that throws WorkflowRetryAfterError is tried again after the delay it asked for, not before", async () => {
+    let attempts = 0;
+    const url = w.serve("/wf/retry-after", async (context) => {
+      await context.run("busy-then-fine", () => {
+        if (++attempts === 1) throw new WorkflowRetryAfterError("the downstream is busy", 30);
+        return "done";
+      });
+    });
+    const { workflowRunId } = await w.client.trigger({ url });
+    await w.flush();
+    expect(attempts).toBe(1);
+    // The SDK answered 429 with Retry-After: 30 (the default backoff would have tried again after 12 s).
+    const [retrying] = (await w.run(workflowRunId))!.steps.filter((g) => g.type === "next").flatMap((g) => g.steps) as Array<{ nextDeliveryTime?: number; errors?: Array<{ status: number }> }>;
+    expect(retrying!.errors![0]!.status).toBe(429);
+    expect(retrying!.nextDeliveryTime).toBe((await serverNow()) + 30_000);
+    await w.advance(29_999);
+    expect(attempts).toBe(1);
+    await w.advance(1);
+    expect(attempts).toBe(2);
     expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
   });
 

@@ -236,6 +236,26 @@ describe("workflow runs on svcd", () => {
     expect(ran).toEqual([]);
   });
 
+  test("client.cancel by filters of several values cancels only the matching runs; a filter svcd does not know is refused, never ignored", async () => {
+    const url = w.serve("/wf/cancel-labels", async (context) => {
+      await context.sleep("long-nap", 3600);
+    });
+    const red = await w.client.trigger({ url, label: "red" });
+    const green = await w.client.trigger({ url, label: "green" });
+    const blue = await w.client.trigger({ url, label: "blue" });
+    await w.flush();
+    const typo = await w.svc.api(`/v2/workflows/runs?lable=red`, { method: "DELETE" });
+    expect(typo.status).toBe(400);
+    expect((await typo.json()).error).toContain("lable");
+    expect(await w.client.cancel({ filter: { label: ["red", "blue"], host: "127.0.0.1" } })).toEqual({ cancelled: 2 });
+    const states = async () => Promise.all([red, green, blue].map(async ({ workflowRunId }) => (await w.run(workflowRunId))!.workflowState));
+    expect(await states()).toEqual(["RUN_CANCELED", "RUN_STARTED", "RUN_CANCELED"]);
+    // Logs find a run by one of its messages.
+    const { messageId } = (await w.run(green.workflowRunId))!.steps[0]!.steps[0]!;
+    expect((await w.client.logs({ filter: { messageId } })).runs.map((r) => r.workflowRunId)).toEqual([green.workflowRunId]);
+    expect(await w.client.cancel({ filter: { workflowUrl: url } })).toEqual({ cancelled: 1 });
+  });
+
   test("the workflow DLQ: list with run fields, resume from the failed step, restart from the start, delete; a failure function that succeeded is not called again", async () => {
     let broken = true;
     const ran: string[] = [];

@@ -104,24 +104,32 @@ describe("workflow run store", () => {
     expect(runs.invokedBy("other", "parent")).toEqual([]);
   });
 
-  test("listing filters by state, exact or prefix URL, any of several labels, dates; newest first with a cursor", () => {
+  test("listing filters by state, exact or prefix URLs, host, path, any of several labels, caller IPs, keys, dates, messages; newest first with a cursor", () => {
     const { runs } = fresh();
-    runs.insertRun(run({ runId: "r1", url: "http://a.test/x", labels: ["red", "blue"], createdAt: 1 }));
-    runs.insertRun(run({ runId: "r2", url: "http://a.test/x/y", labels: ["green"], createdAt: 2, state: "RUN_SUCCESS" }));
-    runs.insertRun(run({ runId: "r3", url: "http://b.test/%_", labels: ["blue_x"], createdAt: 3 }));
+    runs.insertRun(run({ runId: "r1", url: "http://a.test/x", labels: ["red", "blue"], createdAt: 1, callerIp: "10.0.0.1" }));
+    runs.insertRun(run({ runId: "r2", url: "http://a.test/x/y", labels: ["green"], createdAt: 2, state: "RUN_SUCCESS", callerIp: "10.0.0.2" }));
+    runs.insertRun(run({ runId: "r3", url: "http://b.test/%_", labels: ["blue_x"], createdAt: 3, config: { retries: 3, headers: [], flow: { key: "k3", periodMs: 1000 } } }));
+    runs.appendStep(step("r2", "m-of-r2", "payload"));
     const ids = (f: Parameters<RunStore["listRuns"]>[1], cursor: number | null = null, limit = 10) =>
       runs.listRuns("acc", f, cursor, limit).map((r) => r.runId);
     expect(ids({})).toEqual(["r3", "r2", "r1"]);
     expect(ids({ states: ["RUN_STARTED"] })).toEqual(["r3", "r1"]);
-    expect(ids({ url: "http://a.test/x" })).toEqual(["r1"]);
-    expect(ids({ url: "http://a.test/x", urlPrefix: true })).toEqual(["r2", "r1"]);
+    expect(ids({ urls: ["http://a.test/x"] })).toEqual(["r1"]);
+    expect(ids({ urls: ["http://a.test/x", "http://b.test/%_"] })).toEqual(["r3", "r1"]);
+    expect(ids({ urls: ["http://a.test/x"], urlPrefix: true })).toEqual(["r2", "r1"]);
     // LIKE wildcards in the prefix are literal characters.
-    expect(ids({ url: "http://b.test/%", urlPrefix: true })).toEqual(["r3"]);
-    expect(ids({ url: "http://a.test/%", urlPrefix: true })).toEqual([]);
+    expect(ids({ urls: ["http://b.test/%"], urlPrefix: true })).toEqual(["r3"]);
+    expect(ids({ urls: ["http://a.test/%"], urlPrefix: true })).toEqual([]);
+    expect(ids({ hosts: ["b.test"] })).toEqual(["r3"]);
+    expect(ids({ paths: ["/x/y", "/x"] })).toEqual(["r2", "r1"]);
     expect(ids({ labels: ["blue"] })).toEqual(["r1"]);
     expect(ids({ labels: ["green", "red"] })).toEqual(["r2", "r1"]);
+    expect(ids({ callerIps: ["10.0.0.2", "10.0.0.9"] })).toEqual(["r2"]);
+    expect(ids({ flowControlKeys: ["k3"] })).toEqual(["r3"]);
     expect(ids({ fromDate: 2, toDate: 3 })).toEqual(["r3", "r2"]);
-    expect(ids({ runIds: ["r1", "r3", "nope"] })).toEqual(["r3", "r1"]);
+    expect(ids({ workflowCreatedAts: [1, 3] })).toEqual(["r3", "r1"]);
+    expect(ids({ workflowRunIds: ["r1", "r3", "nope"] })).toEqual(["r3", "r1"]);
+    expect(ids({ messageIds: ["m-of-r2"] })).toEqual(["r2"]);
     const [first] = runs.listRuns("acc", {}, null, 1);
     expect(ids({}, first!.seq!, 10)).toEqual(["r2", "r1"]);
   });
