@@ -18,6 +18,7 @@ import { MessageEvents } from "../../src/model/events.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
+import { SharedBodies } from "../../src/store/bodies.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import { BODY } from "./payload.ts";
@@ -44,9 +45,10 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
   db.run("PRAGMA journal_mode = OFF");
   db.run("PRAGMA synchronous = OFF");
   db.run("PRAGMA cache_size = -262144");
+  const bodies = new SharedBodies(db);
   const lifecycle = new MessageLifecycle({
-    store: new MessageStore(db),
-    events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new EventStore(db))]),
+    store: new MessageStore(db, bodies),
+    events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new EventStore(db, bodies))]),
     admit: () => {},
     deadLetters: new DeadLetters(new DlqStore(db)),
   });
@@ -101,7 +103,7 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
         .all();
       const byTable = new Map<string, number>();
       for (const r of rows) byTable.set(r.tbl, (byTable.get(r.tbl) ?? 0) + r.bytes);
-      tables = [...byTable.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, 2);
+      tables = [...byTable.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, 3);
     } catch {
       tables = undefined; // dbstat not compiled in
     }

@@ -11,6 +11,7 @@ import { queueMigrations } from "../queues/schema.ts";
 import { scheduleMigrations } from "../schedules/schema.ts";
 import { urlGroupMigrations } from "../url-groups/schema.ts";
 import { workflowMigrations } from "../workflows/schema.ts";
+import { bodyMigrations } from "../store/bodies.ts";
 import type { Migration } from "../store/db.ts";
 
 /**
@@ -19,6 +20,7 @@ import type { Migration } from "../store/db.ts";
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...accountMigrations,
+  ...bodyMigrations,
   ...messageMigrations,
   ...logMigrations,
   ...dlqMigrations,

@@ -13,6 +13,7 @@ import { RollupStore } from "../metrics/store.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { QueueStore } from "../queues/store.ts";
 import { ScheduleStore } from "../schedules/store.ts";
+import { SharedBodies } from "../store/bodies.ts";
 import { GroupCommit } from "../store/group-commit.ts";
 import { openStore } from "../store/open.ts";
 import { BackgroundCheckpointer } from "../store/wal.ts";
@@ -29,6 +30,7 @@ import type { StorageEngine } from "./engine.ts";
 export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): StorageEngine {
   const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
   const commit = new GroupCommit(db);
+  const bodies = new SharedBodies(db);
   const probe = db.prepare("SELECT 1");
   const pageCount = db.prepare<{ page_count: number }, []>("PRAGMA page_count");
   const pageSize = db.prepare<{ page_size: number }, []>("PRAGMA page_size");
@@ -38,8 +40,8 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
     sqlite: db,
     stores: {
       accounts: new AccountStore(db),
-      messages: new MessageStore(db),
-      events: new EventStore(db),
+      messages: new MessageStore(db, bodies),
+      events: new EventStore(db, bodies),
       dlq: new DlqStore(db),
       queues: new QueueStore(db),
       schedules: new ScheduleStore(db),

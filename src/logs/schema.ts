@@ -28,4 +28,9 @@ export const logMigrations: Migration[] = [
     id: "logs/002-caller-ip",
     sql: "ALTER TABLE events ADD COLUMN caller_ip TEXT",
   },
+  {
+    // A CREATED entry refers to its message's body stored once (store/bodies.ts) instead of a copy.
+    id: "logs/003-shared-body",
+    sql: "ALTER TABLE events ADD COLUMN shared_body INTEGER",
+  },
 ];

@@ -4,6 +4,7 @@ import { HeaderPairs } from "../model/columns.ts";
 import { jsonColumn } from "../store/json-column.ts";
 import { applyFilter } from "../filters/sql.ts";
 import type { Filter } from "../filters/filter.ts";
+import type { SharedBodies } from "../store/bodies.ts";
 import { Where } from "../store/where.ts";
 import { joinLabels, splitLabels } from "../model/labels.ts";
 import type { EventRecord, EventState } from "./model.ts";
@@ -24,6 +25,8 @@ export interface EventRow {
   data: string;
   body: Uint8Array | null;
   response_body: Uint8Array | null;
+  /** SQLite engine: the body stored once with the message (store/bodies.ts), instead of `body`. */
+  shared_body?: number | null;
 }
 
 type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr">;
@@ -110,15 +113,22 @@ export interface EventStorage {
 export class EventStore implements EventStorage {
   private readonly insertStmt;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** A CREATED entry refers to its message's body stored once instead of copying it. */
+    private readonly bodies: SharedBodies,
+  ) {
     this.insertStmt = db.prepare(
-      `INSERT INTO events (account_id, time, message_id, state, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, data, body, response_body)
-       VALUES ($account_id, $time, $message_id, $state, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $data, $body, $response_body)`,
+      `INSERT INTO events (account_id, time, message_id, state, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, data, body, response_body, shared_body)
+       VALUES ($account_id, $time, $message_id, $state, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $data, $body, $response_body, $shared_body)`,
     );
   }
 
   append(e: EventRecord): void {
-    this.insertStmt.run(eventRowOf(e));
+    const shared = e.state === "CREATED" && e.body ? this.bodies.sharedBy(e.messageId, e.body) : null;
+    const row = Object.assign(eventRowOf(e), { shared_body: shared });
+    if (shared !== null) row.body = null;
+    this.insertStmt.run(row);
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
@@ -131,8 +141,10 @@ export class EventStore implements EventStorage {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, EVENT_FILTER_COLUMNS)
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);
-    for (const r of this.db.query<EventRow, Record<string, string | number>>(sql).iterate(params))
+    for (const r of this.db.query<EventRow, Record<string, string | number>>(sql).iterate(params)) {
+      if (r.shared_body != null) r.body = this.bodies.read(r.shared_body);
       yield eventOf(r);
+    }
   }
 
   /**
@@ -145,12 +157,38 @@ export class EventStore implements EventStorage {
       .query<{ time: number }, [string]>("SELECT time FROM events WHERE account_id = ? ORDER BY seq LIMIT 1")
       .get(accountId);
     if (!oldest || oldest.time >= beforeMs) return 0;
-    return this.db
-      .query("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE account_id = ? AND time < ? ORDER BY seq LIMIT ?)")
-      .run(accountId, beforeMs, batch).changes;
+    const last = this.db
+      .query<{ seq: number }, [string, number, number]>(
+        "SELECT MAX(seq) AS seq FROM (SELECT seq FROM events WHERE account_id = ? AND time < ? ORDER BY seq LIMIT ?)",
+      )
+      .get(accountId, beforeMs, batch)?.seq;
+    if (last == null) return 0;
+    const batchOf = "account_id = $account AND time < $before AND seq <= $last";
+    return this.db.transaction(() => {
+      this.releaseBodies(batchOf, { account: accountId, before: beforeMs, last });
+      return this.db.query(`DELETE FROM events WHERE ${batchOf}`).run({ account: accountId, before: beforeMs, last }).changes;
+    })();
   }
 
   deleteAccount(accountId: string): void {
+    this.releaseBodies("account_id = $account", { account: accountId });
     this.db.query("DELETE FROM events WHERE account_id = ?").run(accountId);
+  }
+
+  /**
+   * Before the entries matching `where` go: the bodies they hold (store/bodies.ts) are dropped when
+   * their message is gone too; a message still waiting becomes its body's last holder.
+   */
+  private releaseBodies(where: string, params: Record<string, string | number>): void {
+    this.db
+      .query(`UPDATE messages SET body_alone = 1 WHERE id IN (SELECT message_id FROM events WHERE ${where} AND shared_body IS NOT NULL)`)
+      .run(params);
+    this.db
+      .query(
+        `DELETE FROM message_bodies WHERE body_id IN (
+           SELECT e.shared_body FROM events e WHERE ${where} AND e.shared_body IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = e.message_id))`,
+      )
+      .run(params);
   }
 }

@@ -32,4 +32,11 @@ export const messageMigrations: Migration[] = [
     CREATE INDEX messages_active ON messages (state) WHERE state = 'ACTIVE';
     CREATE INDEX messages_account ON messages (account_id, created_at);`,
   },
+  {
+    // The body stored once (store/bodies.ts): the row then holds an empty body and this reference.
+    id: "messages/002-shared-body",
+    sql: `ALTER TABLE messages ADD COLUMN shared_body INTEGER;
+    -- the log entry that also held the body is gone: the message's deletion drops the body
+    ALTER TABLE messages ADD COLUMN body_alone INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Filter } from "../filters/filter.ts";
 import { applyFilter } from "../filters/sql.ts";
+import type { SharedBodies } from "../store/bodies.ts";
 import { Where } from "../store/where.ts";
 import type { MessageRecord, MessageState } from "../model/message.ts";
 import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
@@ -79,9 +80,13 @@ export class MessageStore implements MessageStorage {
   private readonly censusStmt;
   private readonly countsStmt;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** Where bodies are stored once; their row is read back with the message. */
+    private readonly bodies: SharedBodies,
+  ) {
     this.insertStmt = db.prepare(
-      `INSERT INTO messages (${COLUMNS}) VALUES (${COLUMNS.split(", ").map((c) => "$" + c).join(", ")})`,
+      `INSERT INTO messages (${COLUMNS}, shared_body) VALUES (${COLUMNS.split(", ").map((c) => "$" + c).join(", ")}, $shared_body)`,
     );
     this.getStmt = db.prepare<MessageRow, [string, string]>("SELECT * FROM messages WHERE id = ? AND account_id = ?");
     this.dueStmt = db.prepare<MessageRow, [number, number]>(
@@ -92,7 +97,9 @@ export class MessageStore implements MessageStorage {
       "UPDATE messages SET state = ?, dispatch_at = ?, retried = ? WHERE id = ?",
     );
     this.setDispatchStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
-    this.deleteStmt = db.prepare("DELETE FROM messages WHERE id = ?");
+    this.deleteStmt = db.prepare<{ shared_body: number | null; body_alone: number }, [string]>(
+      "DELETE FROM messages WHERE id = ? RETURNING shared_body, body_alone",
+    );
     this.nextDueStmt = db.prepare<{ t: number | null }, []>(
       "SELECT MIN(dispatch_at) AS t FROM messages WHERE dispatch_at IS NOT NULL",
     );
@@ -115,11 +122,13 @@ export class MessageStore implements MessageStorage {
   }
 
   insert(m: MessageRecord): void {
-    this.insertStmt.run(toRow(m));
+    const row: MessageRow & { shared_body: number | null } = Object.assign(toRow(m), { shared_body: this.bodies.share(m.id, m.body) });
+    if (row.shared_body !== null) row.body = NO_BODY;
+    this.insertStmt.run(row);
   }
   get(accountId: string, id: string): MessageRecord | undefined {
     const row = this.getStmt.get(id, accountId);
-    return row ? fromRow(row) : undefined;
+    return row ? this.recordOf(row) : undefined;
   }
   read(accountId: string, id: string): MessageRecord | undefined {
     return this.get(accountId, id);
@@ -130,7 +139,7 @@ export class MessageStore implements MessageStorage {
   }
   /** Due messages, oldest due first; the caller claims them in the same transaction. */
   due(nowMs: number, limit: number): MessageRecord[] {
-    return this.dueStmt.all(nowMs, limit).map(fromRow);
+    return this.dueStmt.all(nowMs, limit).map(this.recordOf);
   }
   claim(id: string): void {
     this.claimStmt.run(id);
@@ -142,7 +151,10 @@ export class MessageStore implements MessageStorage {
     this.setDispatchStmt.run(state, dispatchAt, id);
   }
   delete(id: string): boolean {
-    return this.deleteStmt.run(id).changes > 0;
+    const gone = this.deleteStmt.get(id);
+    if (!gone) return false;
+    if (gone.body_alone && gone.shared_body !== null) this.bodies.drop(gone.shared_body);
+    return true;
   }
   nextDueAt(): number | null {
     return this.nextDueStmt.get()?.t ?? null;
@@ -170,6 +182,9 @@ export class MessageStore implements MessageStorage {
   /** Removes every live message of an account (test-double reset); returns their ids. */
   deleteAccount(accountId: string): string[] {
     const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM messages WHERE account_id = ?").all(accountId);
+    this.db
+      .query("DELETE FROM message_bodies WHERE body_id IN (SELECT shared_body FROM messages WHERE account_id = ? AND body_alone = 1)")
+      .run(accountId);
     this.db.query("DELETE FROM messages WHERE account_id = ?").run(accountId);
     return ids.map((r) => r.id);
   }
@@ -185,6 +200,14 @@ export class MessageStore implements MessageStorage {
     return this.db
       .query<MessageRow & { seq: number }, Record<string, string | number>>(sql)
       .all(params)
-      .map((row) => Object.assign(fromRow(row), { seq: row.seq }));
+      .map((row) => Object.assign(this.recordOf(row), { seq: row.seq }));
   }
+
+  /** A stored row as a message, with its body read back when it is stored once. */
+  private readonly recordOf = (row: MessageRow & { shared_body?: number | null }): MessageRecord => {
+    if (row.shared_body != null) row.body = this.bodies.read(row.shared_body);
+    return fromRow(row);
+  };
 }
+
+const NO_BODY = new Uint8Array(0);

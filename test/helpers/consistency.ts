@@ -134,6 +134,25 @@ export function checkConsistency(db: Database, opts: ConsistencyOptions = {}): s
   ))
     problems.push(`message ${r.id} is still waiting although the log says ${r.state}`);
 
+  // Bodies stored once (src/store/bodies.ts): every reference points to a body, every body has a holder.
+  for (const table of ["messages", "events"]) {
+    for (const r of rows<{ id: string; shared_body: number }>(
+      `SELECT ${table === "messages" ? "id" : "seq"} AS id, shared_body FROM ${table}
+       WHERE shared_body IS NOT NULL AND shared_body NOT IN (SELECT body_id FROM message_bodies)`,
+    ))
+      problems.push(`${table} row ${r.id} refers to body ${r.shared_body}, which is gone`);
+  }
+  for (const r of rows<{ body_id: number }>(
+    `SELECT body_id FROM message_bodies
+     EXCEPT SELECT shared_body FROM messages EXCEPT SELECT shared_body FROM events`,
+  ))
+    problems.push(`body ${r.body_id} is held by no message and no log entry (a leak)`);
+  for (const r of rows<{ id: string }>(
+    `SELECT id FROM messages WHERE shared_body IS NOT NULL AND body_alone = 0
+       AND shared_body NOT IN (SELECT shared_body FROM events WHERE shared_body IS NOT NULL)`,
+  ))
+    problems.push(`message ${r.id} counts on a log entry to keep its body, but none holds it (it would leak)`);
+
   // Ownership: every row belongs to a configured account.
   for (const table of ["messages", "dlq", "events"]) {
     for (const r of rows<{ account_id: string; n: number }>(

@@ -5,6 +5,7 @@ import { EventStore } from "../../src/logs/store.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import { MessageStore } from "../../src/messages/store.ts";
 import { checkConsistency } from "../helpers/consistency.ts";
+import { SharedBodies } from "../../src/store/bodies.ts";
 import { migrate, openDatabase } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 
@@ -45,8 +46,9 @@ beforeEach(() => {
   db.run(
     "INSERT INTO accounts (id, email, api_key, token, plan, current_signing_key, next_signing_key, configured_keys) VALUES ('acct', 'a@a', 'k', 't', 'payg', 's1', 's2', '[]')",
   );
-  messages = new MessageStore(db);
-  events = new EventStore(db);
+  const bodies = new SharedBodies(db);
+  messages = new MessageStore(db, bodies);
+  events = new EventStore(db, bodies);
   dlq = new DlqStore(db);
 });
 
