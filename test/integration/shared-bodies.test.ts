@@ -21,7 +21,7 @@ const loggedBody = async (s: TestServer, messageId: string) => {
   const created = logs.find((l) => l.state === "CREATED");
   return created?.body === undefined ? undefined : new Uint8Array(Buffer.from(created.body, "base64"));
 };
-const publish = async (s: TestServer, path: string, body: Uint8Array, headers: Record<string, string> = {}) => {
+const publish = async (s: TestServer, path: string, body: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) => {
   const res = await s.api(path, { method: "POST", body, headers: { "content-type": "application/octet-stream", ...headers } });
   expect(res.status).toBe(200);
   return ((await res.json()) as { messageId: string }).messageId;
