@@ -75,6 +75,8 @@ export class PgMessageStore implements MessageStorage, TickPart {
   private readonly attemptParts = new Map<string, number>();
   /** The earliest dispatch time this tick wrote (the other nodes are told). */
   private tickDue: number | null = null;
+  /** Claims the tick being committed handed out. */
+  private tickClaims: string[] = [];
   private nextDue: number | null = null;
 
   constructor(
@@ -285,9 +287,13 @@ export class PgMessageStore implements MessageStorage, TickPart {
   async apply(tx: Tx): Promise<void> {
     // Claimed by the preload but used by no write (its write failed): due again as it was.
     const unused = this.claimed.slice(this.dueCursor);
+    this.tickClaims = this.claimed.slice(0, this.dueCursor).map((c) => c.m.id);
     this.claimed = [];
     this.dueCursor = 0;
-    for (const c of unused) this.changes.push({ op: "patch", id: c.m.id, patch: { state: c.prevState, dispatchAt: c.prevAt } });
+    for (const c of unused) {
+      this.forgetAttempt(c.m.id);
+      this.changes.push({ op: "patch", id: c.m.id, patch: { state: c.prevState, dispatchAt: c.prevAt } });
+    }
     this.taken = this.changes;
     this.changes = [];
     const { inserts, patches, deletes, accounts } = collapse(this.taken);
@@ -319,7 +325,13 @@ export class PgMessageStore implements MessageStorage, TickPart {
     for (const accountId of accounts) await tx`DELETE FROM messages WHERE account_id = ${accountId}`;
   }
 
-  finish(_committed: boolean): void {
+  finish(committed: boolean): void {
+    // Claims of a tick that was rolled back were never this node's.
+    if (!committed) {
+      for (const id of this.tickClaims) this.forgetAttempt(id);
+      for (const c of this.taken) if (c.op === "insert" && c.claimed) this.forgetAttempt(c.m.id);
+    }
+    this.tickClaims = [];
     this.taken = [];
     this.loaded.clear();
     this.found.clear();
