@@ -15,8 +15,6 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const serverNow = async () => ((await (await w.svc.api("/__svc/clock")).json()) as { now: number }).now;
-
 describe("workflow time on the manual clock", () => {
   test("context.sleep: the next step is not delivered before the sleep ends, and is right after", async () => {
     const ran: string[] = [];
@@ -37,14 +35,14 @@ describe("workflow time on the manual clock", () => {
 
   test("context.sleepUntil: the step waits for the given instant on the server clock", async () => {
     const ran: string[] = [];
-    const wakeAt = Math.floor((await serverNow()) / 1000) + 3600;
+    const wakeAt = Math.floor((await w.now()) / 1000) + 3600;
     const url = w.serve("/wf/sleep-until", async (context) => {
       await context.sleepUntil("until", wakeAt);
       await context.run("after", () => ran.push("after"));
     });
     await w.client.trigger({ url });
     await w.flush();
-    await w.advance(wakeAt * 1000 - (await serverNow()) - 1);
+    await w.advance(wakeAt * 1000 - (await w.now()) - 1);
     expect(ran).toEqual([]);
     await w.advance(1);
     expect(ran).toEqual(["after"]);
@@ -83,7 +81,7 @@ describe("workflow time on the manual clock", () => {
     // The SDK answered 429 with Retry-After: 30 (the default backoff would have tried again after 12 s).
     const [retrying] = (await w.run(workflowRunId))!.steps.filter((g) => g.type === "next").flatMap((g) => g.steps) as Array<{ nextDeliveryTime?: number; errors?: Array<{ status: number }> }>;
     expect(retrying!.errors![0]!.status).toBe(429);
-    expect(retrying!.nextDeliveryTime).toBe((await serverNow()) + 30_000);
+    expect(retrying!.nextDeliveryTime).toBe((await w.now()) + 30_000);
     await w.advance(29_999);
     expect(attempts).toBe(1);
     await w.advance(1);

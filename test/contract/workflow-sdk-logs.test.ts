@@ -18,8 +18,6 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const serverNow = async () => ((await (await w.svc.api("/__svc/clock")).json()) as { now: number }).now;
-
 /** The run's steps by name (the last log of each), and its `next` group. */
 function stepsOf(run: WorkflowRunLog) {
   const byName = new Map<string, StepLog>();
@@ -90,7 +88,7 @@ describe("client.logs(), field by field", () => {
       callResponseHeaders: expect.objectContaining({ "X-Answer": ["42"] }),
     });
     const wait = byName.get("approval")!;
-    const now = await serverNow();
+    const now = await w.now();
     expect(wait).toMatchObject({ stepType: "Wait", state: "STEP_PROGRESS", waitEventId: "evt-logs-kinds", waitTimeoutDuration: "1h", waitTimeout: false });
     expect(wait.waitTimeoutDeadline).toBe(now + 3_600_000);
 
@@ -149,7 +147,7 @@ describe("client.logs(), field by field", () => {
         state: "STEP_RETRY",
         retries: 1,
         retryDelay: "60000",
-        nextDeliveryTime: (await serverNow()) + 60_000,
+        nextDeliveryTime: (await w.now()) + 60_000,
         errors: [expect.objectContaining({ status: 503, body: "not yet", error: expect.stringContaining("503") })],
       }),
     ]);
@@ -178,7 +176,7 @@ describe("client.logs(), field by field", () => {
         state: "STEP_RETRY",
         retries: 3,
         retryDelay: "30000",
-        nextDeliveryTime: (await serverNow()) + 30_000,
+        nextDeliveryTime: (await w.now()) + 30_000,
         errors: [
           {
             error: expect.stringContaining("500"),

@@ -52,6 +52,8 @@ export async function startWorkflowWorld(opts: TestServerOptions & { token?: str
       return base + path;
     },
     flush: () => flush(svc.api, { timeoutMs: 20_000 }),
+    /** The server clock's time (the manual clock's, when it runs on one). */
+    now: async () => ((await (await svc.api("/__svc/clock")).json()) as { now: number }).now,
     advance: (ms: number) => advance(svc.api, { ms }, { flush: true }),
     /** The run's log entry as `client.logs()` returns it. */
     async run(workflowRunId: string) {
