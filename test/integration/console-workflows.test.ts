@@ -141,6 +141,12 @@ describe("the console's Workflows page", () => {
     const mine = await entryOf(workflowRunId);
     const theirs = await entryOf(other.workflowRunId);
     await page.waitForSelector(`tr[data-dlq="${theirs.dlqId}"]`, { timeout: UI_WAIT });
+    // Filtered to failure functions that failed, only mine is left.
+    await page.select("form.filters select", "CALLBACK_FAIL");
+    await ui.waitForNoText("main table", other.workflowRunId);
+    expect(await ui.textOf("main table")).toContain(workflowRunId);
+    await ui.clickButton("form.filters", "Clear 1");
+    await page.waitForSelector(`tr[data-dlq="${theirs.dlqId}"]`, { timeout: UI_WAIT });
     // Their failure function succeeded: it offers no retry.
     expect(await ui.textOf(`tr[data-dlq="${theirs.dlqId}"]`)).not.toContain("Call again");
     cleanupBroken = false;

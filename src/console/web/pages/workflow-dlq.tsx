@@ -12,6 +12,7 @@ import { openStartedRun, WorkflowTabs } from "./workflow-actions.tsx";
 const WORKFLOW_DLQ_FILTERS: FilterField[] = [
   { key: "workflowRunId", label: "Run id", placeholder: "wfr_…" },
   { key: "workflowUrl", label: "URL", placeholder: "https://…/workflow" },
+  { key: "failureFunctionState", label: "Failure function", kind: "select", options: ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL", "CALLBACK_CANCELED"] },
   { key: "label", label: "Label" },
   { key: "fromDate", label: "From", kind: "datetime" },
   { key: "toDate", label: "To", kind: "datetime" },
