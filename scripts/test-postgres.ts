@@ -14,6 +14,7 @@ const FILES = [
   "dedup",
   "dlq-ids",
   "flow-control-steering",
+  "isolation",
   "log-redaction",
   "management-stats-e2e",
   "message-events",

@@ -47,10 +47,15 @@ export class PgDlqStore implements DlqStorage, TickPart {
     return e && e.message.accountId === accountId ? e : undefined;
   }
 
+  /** Only an entry of this account that the write loaded (or stored) is deleted. */
   delete(accountId: string, dlqId: string): boolean {
-    const present = this.get(accountId, dlqId) !== undefined;
-    this.changes.push({ delete: dlqId, accountId });
+    const present = this.get(accountId, dlqId) !== undefined || this.insertedNow(accountId, dlqId);
+    if (present) this.changes.push({ delete: dlqId, accountId });
     return present;
+  }
+
+  private insertedNow(accountId: string, dlqId: string): boolean {
+    return this.changes.some((c) => "insert" in c && c.insert.dlq_id === dlqId && c.insert.account_id === accountId) && !this.deletedNow(dlqId);
   }
 
   setFailureFunctionState(accountId: string, dlqId: string, state: string): void {
@@ -120,17 +125,20 @@ export class PgDlqStore implements DlqStorage, TickPart {
     this.taken = this.changes;
     this.changes = [];
     const inserts = new Map<string, ReturnType<typeof dlqRowOf>>();
-    const deletes: string[] = [];
+    const deletes: Array<{ dlqId: string; accountId: string }> = [];
     for (const c of this.taken) {
       if ("insert" in c) inserts.set(c.insert.dlq_id, c.insert);
       else if ("delete" in c) {
-        if (!inserts.delete(c.delete)) deletes.push(c.delete);
+        if (!inserts.delete(c.delete)) deletes.push({ dlqId: c.delete, accountId: c.accountId });
       } else if ("deleteAccount" in c) {
         for (const [id, row] of inserts) if (row.account_id === c.deleteAccount) inserts.delete(id);
         await tx`DELETE FROM dlq WHERE account_id = ${c.deleteAccount}`;
       }
     }
-    if (deletes.length > 0) await tx`DELETE FROM dlq WHERE dlq_id = ANY(${deletes})`;
+    if (deletes.length > 0)
+      await tx`
+        DELETE FROM dlq d USING unnest(${deletes.map((d) => d.dlqId)}::text[], ${deletes.map((d) => d.accountId)}::text[]) AS x(dlq_id, account_id)
+        WHERE d.dlq_id = x.dlq_id AND d.account_id = x.account_id`;
     if (inserts.size > 0) await tx`INSERT INTO dlq ${tx([...inserts.values()])}`;
     for (const c of this.taken)
       if ("failureState" in c)
