@@ -84,7 +84,9 @@ export function TestDoublePage() {
               </form>
               <label class="check-field">
                 <input type="checkbox" checked={flush} onChange={(e) => setFlush(e.currentTarget.checked)} />
-                Wait for the deliveries each step starts (<code>flush=true</code>)
+                <span>
+                  Wait for the deliveries each step starts (<code>flush=true</code>)
+                </span>
               </label>
             </>
           ) : (
