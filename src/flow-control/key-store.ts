@@ -29,6 +29,19 @@ const settingsOf = (r: KeyRow): KeySettings => ({
   windowStart: r.window_start ?? undefined,
 });
 
+/** The row of one key's settings (every engine stores the same). */
+export function keyRowOf(accountId: string, key: string, s: KeySettings) {
+  return {
+    account_id: accountId,
+    key,
+    paused: s.paused ? 1 : 0,
+    pinned_parallelism: s.pins.parallelism ?? null,
+    pinned_rate: s.pins.rate ?? null,
+    pinned_period_ms: s.pins.periodMs ?? null,
+    window_start: s.windowStart ?? null,
+  };
+}
+
 /** Flow-control keys' settings and recent delivery starts, so both survive a restart. */
 export class FlowKeyStore {
   private readonly upsertStmt;
@@ -56,15 +69,7 @@ export class FlowKeyStore {
   }
 
   save(accountId: string, key: string, s: KeySettings): void {
-    this.upsertStmt.run({
-      account_id: accountId,
-      key,
-      paused: s.paused ? 1 : 0,
-      pinned_parallelism: s.pins.parallelism ?? null,
-      pinned_rate: s.pins.rate ?? null,
-      pinned_period_ms: s.pins.periodMs ?? null,
-      window_start: s.windowStart ?? null,
-    });
+    this.upsertStmt.run(keyRowOf(accountId, key, s));
   }
 
   /** A delivery of a rate-limited key started at `startedAt`; it counts until `countsUntil`. */

@@ -168,7 +168,8 @@ export class GroupCommit implements Transactor {
   }
 }
 
-function runFollowUps(list: Array<(committed: boolean) => void>, committed: boolean): void {
+/** Runs follow-ups of a commit (or of its rollback); one that throws does not hold back the others. */
+export function runFollowUps(list: Array<(committed: boolean) => void>, committed: boolean): void {
   for (const fn of list) {
     try {
       fn(committed);

@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import type { AccountRow } from "../../accounts/store.ts";
-import type { KeySettings } from "../../flow-control/key-store.ts";
+import { keyRowOf, type KeySettings } from "../../flow-control/key-store.ts";
 import type { IndexRowBase } from "../../management/shared/index-store.ts";
 import type { QueueRow, QueueStorage } from "../../queues/store.ts";
 import type { EndpointRow, UrlGroupRow } from "../../url-groups/store.ts";
@@ -329,15 +329,7 @@ export class PgFlowKeyStore {
     }));
   }
   save(accountId: string, key: string, s: KeySettings): void {
-    this.keysTable.put({
-      account_id: accountId,
-      key,
-      paused: s.paused ? 1 : 0,
-      pinned_parallelism: s.pins.parallelism ?? null,
-      pinned_rate: s.pins.rate ?? null,
-      pinned_period_ms: s.pins.periodMs ?? null,
-      window_start: s.windowStart ?? null,
-    });
+    this.keysTable.put(keyRowOf(accountId, key, s));
   }
   addStart(accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number): void {
     for (const r of this.startsTable.where((r) => r.account_id === accountId && r.key === key && r.counts_until <= nowMs)) this.startsTable.remove(r.id);

@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import { unavailable } from "../../core/errors.ts";
-import type { Read, Transactor } from "../../store/group-commit.ts";
+import { runFollowUps, type Read, type Transactor } from "../../store/group-commit.ts";
 
 /** A connection inside the tick's transaction. */
 export type Tx = SQL;
@@ -234,17 +234,5 @@ export class PostgresTicks implements Transactor {
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.error);
     });
-  }
-}
-
-function runFollowUps(list: FollowUp[], committed: boolean): void {
-  for (const fn of list) {
-    try {
-      fn(committed);
-    } catch (error) {
-      queueMicrotask(() => {
-        throw error;
-      });
-    }
   }
 }
