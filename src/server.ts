@@ -300,6 +300,12 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   storage.onDue?.((atMs) => wake.ring(atMs));
   storage.watch?.("schedules", () => scheduler.rearm());
   storage.watch?.("accounts", () => accounts.reloadKeys());
+  // A key paused, resumed or pinned through another node: this node's workers (the key's owner's) follow.
+  storage.watch?.("flow_keys", () => {
+    for (const { lane, steering, resetWindow } of flowSettings.reload())
+      pool.broadcast({ type: "flow-steer", key: lane, steering, resetWindow });
+    wake.ring();
+  });
 
   // Prometheus metrics: counters from the event bus, levels read at scrape time.
   const metrics = new ServerMetrics(events, {

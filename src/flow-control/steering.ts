@@ -57,6 +57,27 @@ export class FlowKeySettings {
     this.store.deleteAccount(accountId);
   }
 
+  /**
+   * Another process sharing the storage changed keys' settings: takes the stored ones and answers
+   * the lanes whose settings changed (their workers must be told), and whether a new rate window began.
+   */
+  reload(): Array<{ lane: string; steering: FlowSteering; resetWindow: boolean }> {
+    const changed: Array<{ lane: string; steering: FlowSteering; resetWindow: boolean }> = [];
+    const stored = new Map(this.store.all().map(({ accountId, key, settings }) => [laneKey(accountId, key), settings]));
+    for (const [lane, settings] of stored) {
+      const before = this.byLane.get(lane);
+      if (JSON.stringify(before) === JSON.stringify(settings)) continue;
+      this.byLane.set(lane, settings);
+      changed.push({ lane, steering: { paused: settings.paused, pins: settings.pins }, resetWindow: settings.windowStart !== before?.windowStart });
+    }
+    for (const lane of [...this.byLane.keys()]) {
+      if (stored.has(lane)) continue;
+      this.byLane.delete(lane);
+      changed.push({ lane, steering: { paused: false, pins: {} }, resetWindow: false });
+    }
+    return changed;
+  }
+
   /** Every key's settings, as the delivery workers take them. */
   all(): Array<{ lane: string; steering: FlowSteering }> {
     return [...this.byLane].map(([lane, s]) => ({ lane, steering: { paused: s.paused, pins: s.pins } }));

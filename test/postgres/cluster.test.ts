@@ -177,6 +177,21 @@ describe("three nodes, one service", () => {
     );
   });
 
+  test("a flow-control key paused on one node holds its messages whichever node delivers them; resumed on another, they go", async () => {
+    expect((await api(0, "/v2/flowControl/steered/pause", { method: "POST" })).status).toBe(200);
+    // The other nodes reload the key's settings when node 0's notification reaches them.
+    await Bun.sleep(300);
+    for (let i = 0; i < 6; i++) {
+      const res = await api(i % 3, `/v2/publish/${rx.url}/steered/${i}`, { method: "POST", body: "s", headers: { "Svc-Flow-Control-Key": "steered", "Svc-Flow-Control-Value": "parallelism=4" } });
+      expect(res.status).toBe(200);
+    }
+    // Every node polls at its heartbeat: a second is several beats.
+    await Bun.sleep(1_000);
+    expect(delivered("steered")).toHaveLength(0);
+    expect((await api(2, "/v2/flowControl/steered/resume", { method: "POST" })).status).toBe(200);
+    await rx.waitFor(6, { match: (r) => r.path.startsWith("/steered/"), timeoutMs: 15_000 });
+  }, 30_000);
+
   test("a cron schedule fires once per slot, whichever node's timer fires first", async () => {
     const res = await api(0, `/v2/schedules/${rx.url}/cron`, { method: "POST", body: "tick", headers: { "Svc-Cron": "* * * * *" } });
     expect(res.status).toBe(200);
