@@ -82,13 +82,22 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
        INSERT INTO ${table} (${cols.join(", ")}) SELECT ${exprs.join(", ")} FROM s, ${table} t WHERE t.${key} = $template`,
     );
   };
-  const copyMessages = copy("messages", "id", { id: idExpr, dispatch_at: "$due + s.i", not_before: "$due + s.i" });
-  const copyEvents = copy("events", "message_id", { message_id: idExpr });
+  // Each copy gets a body of its own, as a publish stores it (store/bodies.ts): its row id is the
+  // template's plus the copy's sequence number.
+  const bodyOf = db.query<{ shared_body: number | null }, [string]>("SELECT shared_body FROM messages WHERE id = ?").get(template.id)!.shared_body;
+  const sharedBody = bodyOf === null ? {} : { shared_body: "$body + s.i" };
+  const copyBodies = db.prepare(
+    `WITH RECURSIVE s(i) AS (SELECT $from UNION ALL SELECT i + 1 FROM s WHERE i < $to)
+     INSERT INTO message_bodies (body_id, bytes) SELECT $body + s.i, b.bytes FROM s, message_bodies b WHERE b.body_id = $body`,
+  );
+  const copyMessages = copy("messages", "id", { id: idExpr, dispatch_at: "$due + s.i", not_before: "$due + s.i", ...sharedBody });
+  const copyEvents = copy("events", "message_id", { message_id: idExpr, ...sharedBody });
   for (let from = 1; from < messages; from += CHUNK) {
     const to = Math.min(messages - 1, from + CHUNK - 1);
     db.transaction(() => {
-      copyMessages.run({ from, to, template: template.id, due } as never);
-      copyEvents.run({ from, to, template: template.id } as never);
+      if (bodyOf !== null) copyBodies.run({ from, to, body: bodyOf } as never);
+      copyMessages.run({ from, to, template: template.id, due, ...(bodyOf === null ? {} : { body: bodyOf }) } as never);
+      copyEvents.run({ from, to, template: template.id, ...(bodyOf === null ? {} : { body: bodyOf }) } as never);
     })();
   }
   db.run("PRAGMA journal_mode = WAL");

@@ -1,7 +1,7 @@
 /**
  * A CPU profile of svcd's main thread under one load, for the "where the time goes" notes:
  *
- *   bun scripts/bench/profile.ts [publish|delivering|e2e] [seconds or messages] [--root <checkout>]
+ *   bun scripts/bench/profile.ts [publish|delivering|delivery|e2e] [seconds or messages] [--root <checkout>]
  *
  * Starts svcd under `bun --cpu-prof`, runs the load (scripts/bench/load.ts's generator), stops it
  * with SIGTERM (the profile is written on exit) and prints scripts/bench/profile-summary.ts's view.
@@ -11,12 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH } from "./config.ts";
 import { endToEndRun } from "./measure-end-to-end.ts";
+import { deliveryRun } from "./measure-delivery.ts";
 import { DELAYED, publishLoad } from "./measure-publish.ts";
 import { removeDir, SinkClient, startSink, startSvcd } from "./procs.ts";
 import { summarise } from "./profile-summary.ts";
 
 const phase = process.argv[2] ?? "publish";
-const amount = Number(process.argv[3] ?? (phase === "e2e" ? 20000 : 5));
+const amount = Number(process.argv[3] ?? (phase === "e2e" || phase === "delivery" ? 20000 : 5));
 const rootAt = process.argv.indexOf("--root");
 const root = rootAt > 0 ? process.argv[rootAt + 1] : undefined;
 const profDir = mkdtempSync(join(tmpdir(), "svcd-prof-"));
@@ -29,6 +30,7 @@ try {
   if (phase === "publish") console.log(await publishLoad(svcd, `${sink.url}/p`, DELAYED));
   else if (phase === "delivering") console.log(await publishLoad(svcd, `${sink.url}/p`));
   else if (phase === "e2e") console.log(await endToEndRun(svcd, sink, amount));
+  else if (phase === "delivery") console.log(await deliveryRun(svcd, sink, amount, 8000));
   else throw new Error(`unknown phase ${phase}`);
 } finally {
   await svcd.stop();
