@@ -85,7 +85,7 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
   // Each copy gets a body of its own, as a publish stores it (store/bodies.ts): its row id is the
   // template's plus the copy's sequence number.
   const bodyOf = db.query<{ shared_body: number | null }, [string]>("SELECT shared_body FROM messages WHERE id = ?").get(template.id)!.shared_body;
-  const sharedBody = bodyOf === null ? {} : { shared_body: "$body + s.i" };
+  const sharedBody: Record<string, string> = bodyOf === null ? {} : { shared_body: "$body + s.i" };
   const copyBodies = db.prepare(
     `WITH RECURSIVE s(i) AS (SELECT $from UNION ALL SELECT i + 1 FROM s WHERE i < $to)
      INSERT INTO message_bodies (body_id, bytes) SELECT $body + s.i, b.bytes FROM s, message_bodies b WHERE b.body_id = $body`,
