@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { LogFormat, LogLevel } from "../core/log.ts";
 import type { Dialect } from "../core/dialect.ts";
@@ -62,6 +63,16 @@ export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
 
 export const DEFAULT_METRICS_TOKEN = "svcd_dev_metrics_token";
 
+/**
+ * Delivery workers: one on two cores, two above. A worker's share of an attempt (signing, the
+ * request's JavaScript) is a fraction of the main thread's, so one keeps up with everything the
+ * main thread can claim; on two cores a second one only adds thread switches (measured: 15% more
+ * CPU per delivered message). Any number of attempts run at once on each.
+ */
+export function defaultWorkers(cores = availableParallelism()): number {
+  return cores <= 2 ? 1 : 2;
+}
+
 export function defaultConfig(cwd = process.cwd()): ServerConfig {
   return {
     port: 8080,
@@ -76,7 +87,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     retryDelayScale: 1,
     clock: "real",
     dialect: "svc",
-    workers: 2,
+    workers: defaultWorkers(),
     shutdownTimeoutMs: 10_000,
     busyTimeoutMs: 5_000,
     defaultAccount: { ...DEFAULT_ACCOUNT },

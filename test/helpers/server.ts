@@ -34,6 +34,9 @@ export async function startTestServer(opts: TestServerOptions = {}) {
     dbPath: join(dir, "svcd.sqlite"),
     logLevel: "warn",
     shutdownTimeoutMs: 1000,
+    // Two workers whatever the machine: the suite covers what crosses between them (each
+    // flow-control key on its worker, the global slots they share, a crash of one of them).
+    workers: 2,
     ...opts.config,
   };
   const engine = opts.engine ?? (process.env.SVC_TEST_ENGINE as Engine | undefined) ?? "sqlite";

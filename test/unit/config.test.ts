@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, DEFAULT_ACCOUNT, parseCommandLine } from "../../src/config/config.ts";
+import { ConfigError, DEFAULT_ACCOUNT, defaultWorkers, parseCommandLine } from "../../src/config/config.ts";
 import { parseConfigFile } from "../../src/config/config-file.ts";
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
@@ -87,4 +87,8 @@ describe("config file", () => {
     expect(() => parseConfigFile({ accounts: [{ ...account, plan: "gold" }] })).toThrow("accounts[0].plan: must be one of");
     expect(() => parseConfigFile({ accounts: [account, { ...account, userId: "v", email: "b@x.io" }] })).toThrow("accounts[1].token: repeats accounts[0]");
   });
+});
+
+test("delivery workers by default: one on up to two cores, two above", () => {
+  expect([1, 2, 3, 4, 64].map((cores) => defaultWorkers(cores))).toEqual([1, 1, 2, 2, 2]);
 });
