@@ -180,7 +180,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     store: messageStore,
     events,
     admit: queueLanes.admit,
-    deadLetters: workflowHooks.deadLetters(new DeadLetters(dlqStore)),
+    deadLetters: workflowHooks.deadLetters(new DeadLetters(dlqStore, storage.dlqIds?.())),
   });
 
   // Delivery: the dispatcher claims due messages (flow control gates each one) and hands them to

@@ -36,12 +36,17 @@ export const newSecret = (prefix: string) => prefix + randomBase58(32);
 export class DlqIdSequence {
   private lastMs = -1;
   private seq = 0;
+  /**
+   * `node` of `nodes`: processes sharing one database each number their ids within a millisecond
+   * as node, node + nodes, node + 2 × nodes, ...: two processes never make the same id.
+   */
+  constructor(private readonly node = 0, private readonly nodes = 1) {}
   next(nowMs: number): string {
     if (nowMs === this.lastMs) this.seq++;
     else {
       this.lastMs = nowMs;
       this.seq = 0;
     }
-    return `${nowMs}-${this.seq}`;
+    return `${nowMs}-${this.seq * this.nodes + this.node}`;
   }
 }

@@ -14,9 +14,11 @@ export interface DeadLetter extends Pick<DlqEntry, "workflowCreatedAt" | "failur
 
 /** Takes in the messages whose last attempt failed: each becomes a DLQ entry with a fresh id. */
 export class DeadLetters {
-  private readonly ids = new DlqIdSequence();
-
-  constructor(private readonly store: DlqStorage) {}
+  constructor(
+    private readonly store: DlqStorage,
+    /** Where several processes share the storage, each has its own numbering (StorageEngine.dlqIds). */
+    private readonly ids = new DlqIdSequence(),
+  ) {}
 
   /** Runs inside the write that fails the message; returns the entry's DLQ id. */
   put(entry: DeadLetter): string {

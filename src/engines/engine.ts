@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { AccountStorage } from "../accounts/store.ts";
+import type { DlqIdSequence } from "../core/ids.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { DedupStorage } from "../dedup/store.ts";
 import type { DlqStorage } from "../dlq/store.ts";
@@ -65,6 +66,8 @@ export interface StorageEngine {
   leads?(): boolean;
   /** Processes sharing the storage now, this one included. */
   nodes?(): number;
+  /** DLQ ids of this process, never equal to another process's (several share the storage). */
+  dlqIds?(): DlqIdSequence;
   /** The SQLite engine's database, for tests and fault drills; undefined on other engines. */
   readonly sqlite?: Database;
 }

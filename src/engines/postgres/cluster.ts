@@ -71,11 +71,26 @@ export class Cluster implements BackgroundService {
     return performance.now() - this.lastBeat < this.o.nodeTimeoutMs;
   }
 
-  /** Registers the node and takes its first partitions before delivery starts. */
+  /** The node's number, unique among the live nodes (below NODE_NUMBERS). */
+  number = 0;
+
+  /** Registers the node with the lowest free number and takes its first partitions before delivery starts. */
   async join(): Promise<void> {
-    await this.sql`
-      INSERT INTO cluster_nodes (node_id, host) VALUES (${this.o.nodeId}, ${this.o.host})
-      ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now()`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [row] = await this.sql`
+          INSERT INTO cluster_nodes (node_id, host, number)
+          SELECT ${this.o.nodeId}, ${this.o.host}, min(n) FROM generate_series(0, ${NODE_NUMBERS - 1}) n
+          WHERE n NOT IN (SELECT number FROM cluster_nodes WHERE number IS NOT NULL)
+          RETURNING number`;
+        if (row?.number === null || row?.number === undefined) throw new Error(`more than ${NODE_NUMBERS} nodes share this database`);
+        this.number = num(row.number);
+        break;
+      } catch (error) {
+        // Two nodes took the same number at the same moment: the loser looks again.
+        if ((error as { errno?: string }).errno !== "23505" || attempt >= 20) throw error;
+      }
+    }
     await this.beat();
   }
 
@@ -188,6 +203,9 @@ export class Cluster implements BackgroundService {
     this.owned = mine;
   }
 }
+
+/** How many nodes may share a database (their numbers are 0 .. NODE_NUMBERS - 1). */
+export const NODE_NUMBERS = 1000;
 
 /** In-flight messages of the given nodes (null: of every node not registered) are due again now. */
 async function handBack(tx: SQL, nodes: string[] | null, nowMs: number): Promise<number> {

@@ -4,7 +4,8 @@ import type { Logger } from "../../core/log.ts";
 import type { Stores, StorageEngine } from "../engine.ts";
 import { MIGRATIONS } from "../migrations.ts";
 import { CachedTable } from "./cached-table.ts";
-import { Cluster } from "./cluster.ts";
+import { Cluster, NODE_NUMBERS } from "./cluster.ts";
+import { DlqIdSequence } from "../../core/ids.ts";
 import { cachedTables, PgAccountStore, PgFlowKeyStore, PgFlowReleases, PgFlowStore, PgIndexStore, PgQueuePromotions, PgQueueStore, PgUrlGroupStore, PgUsageLedger } from "./config-stores.ts";
 import { connect } from "./connect.ts";
 import { postgresMigrations } from "./ddl.ts";
@@ -164,6 +165,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     onDue: (fn) => void dueListeners.push(fn),
     watch: (table, fn) => void (watchers.get(table) ?? watchers.set(table, []).get(table)!).push(fn),
     leads: () => cluster.isLeader,
+    dlqIds: () => new DlqIdSequence(cluster.number, NODE_NUMBERS),
     nodes: () => cluster.nodes,
     async close() {
       await ticks.flush();

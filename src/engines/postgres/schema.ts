@@ -48,6 +48,12 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     INSERT INTO cluster_partitions (part) SELECT generate_series(0, 63);`,
   },
   {
+    id: "postgres/004-node-numbers",
+    sql: `-- a small number per live node, unique among them: the node's own numbering of DLQ ids
+    ALTER TABLE cluster_nodes ADD COLUMN number INTEGER;
+    CREATE UNIQUE INDEX cluster_nodes_number ON cluster_nodes (number);`,
+  },
+  {
     id: "postgres/003-shared-sql",
     sql: `-- the filters' SQL is written once for both engines; SQLite's instr is PostgreSQL's strpos
     CREATE FUNCTION instr(text, text) RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT strpos($1, $2)';
