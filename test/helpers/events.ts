@@ -35,6 +35,14 @@ export function recordEvents(s: TestServer) {
         waiters.push({ test, resolve: (e) => (clearTimeout(timer), resolve(e)) });
       });
     },
+    /** The first event of `type` for the message (seen already or to come). */
+    async of<K extends MessageEventType>(type: K, messageId: string, timeoutMs?: number): Promise<MessageEventMap[K]> {
+      return (await this.next((e) => e.type === type && e.messageId === messageId, timeoutMs)).event as MessageEventMap[K];
+    },
+    /** Every event of `type` seen so far. */
+    all<K extends MessageEventType>(type: K): MessageEventMap[K][] {
+      return seen.filter((e) => e.type === type).map((e) => e.event as MessageEventMap[K]);
+    },
     stop: () => stops.forEach((stop) => stop()),
   };
 }

@@ -3,7 +3,6 @@ import { rmSync } from "node:fs";
 import { ManualClock } from "../../src/core/clock.ts";
 import { account } from "../helpers/accounts.ts";
 import type { FlowControlView } from "../../src/flow-control/service.ts";
-import type { MessageEventMap } from "../../src/model/events.ts";
 import { recordEvents } from "../helpers/events.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -72,8 +71,7 @@ describe("flow control", () => {
     expect(new Set(got.map((r) => r.text)).size).toBe(50);
     // The limit is on starts: when the server began each attempt (a request's arrival at the
     // receiver comes later, by however long a loaded machine takes to carry it).
-    const startsRecorded = () =>
-      events.seen.flatMap((e) => (e.type === "delivered" && ids.has(e.messageId) ? [(e.event as MessageEventMap["delivered"]).outcome.startedAt] : []));
+    const startsRecorded = () => events.all("delivered").flatMap((e) => (ids.has(e.message.id) ? [e.outcome.startedAt] : []));
     await waitUntil(() => startsRecorded().length === 50, { what: "50 recorded deliveries" });
     const starts = startsRecorded().sort((a, b) => a - b);
     events.stop();

@@ -233,7 +233,7 @@ describe("URL Groups, schedules, queues, flow-control keys and deduplication ids
    */
   const deliveredOfB = async (res: Response) => {
     const { messageId } = (await res.json()) as { messageId: string };
-    await events.next((e) => e.type === "delivered" && e.messageId === messageId);
+    await events.of("delivered", messageId);
   };
 
   /** What A sees of its groups, schedules, queues and flow-control key. */
