@@ -2,4 +2,6 @@ import { afterAll } from "bun:test";
 import { stopTestPostgres } from "./helpers/postgres.ts";
 
 // bun test runs no exit hooks: the shared PostgreSQL (if a test started it) stops after the last file.
-afterAll(stopTestPostgres);
+// Its own limit: hooks get 5 s unless the command line gives one, and a PostgreSQL stopping on a
+// loaded machine can take longer.
+afterAll(stopTestPostgres, 60_000);
