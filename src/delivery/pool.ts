@@ -253,7 +253,7 @@ export class WorkerPool implements BackgroundService {
     };
     worker.addEventListener("error", (e) => died((e as ErrorEvent).message ?? "error"));
     worker.addEventListener("close", () => died("exited"));
-    worker.postMessage({ type: "hello", workerId: id });
+    worker.postMessage({ type: "hello", workerId: id, workers: this.options.size });
     if (this.clock.kind === "manual") worker.postMessage({ type: "clock", nowMs: this.clock.now() } satisfies ToWorker);
     for (const message of this.options.greeting?.() ?? []) worker.postMessage(message);
     return slot;

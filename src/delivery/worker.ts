@@ -8,6 +8,7 @@ import { FlowGate } from "../flow-control/gate.ts";
 import { GlobalSlots } from "../flow-control/global-slots.ts";
 import { signDelivery } from "../signing/jwt.ts";
 import { performRequest } from "./http-attempt.ts";
+import { RequestSlots } from "./request-slots.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { DeliveryJob, FromWorker, ToWorker } from "./worker-protocol.ts";
 import { packOutcomes, unpackJobs } from "./wire.ts";
@@ -15,6 +16,10 @@ import { packOutcomes, unpackJobs } from "./wire.ts";
 declare const self: Worker;
 
 let workerId = -1;
+/** Idle keep-alive connections Bun's fetch keeps per process. */
+const KEEP_ALIVE_POOL = 64;
+/** A request under way this long no longer holds back others (see RequestSlots). */
+const SLOW_REQUEST_MS = 50;
 /**
  * Real time, until the pool says the server runs on a manual clock: from then on the worker's time
  * is exactly the server's (it moves only with the "clock" messages), so flow-control periods pass
@@ -35,23 +40,29 @@ const gate = new FlowGate(
   globalSlots,
 );
 
+/** Requests under way at once (see RequestSlots); the pool's size arrives with "hello". */
+let slots = new RequestSlots(KEEP_ALIVE_POOL, SLOW_REQUEST_MS);
+
 async function deliver(job: DeliveryJob, startedAt = now()) {
-  const t0 = performance.now();
-  const headers = new Headers(job.headers);
-  headers.set(
-    job.signatureHeader,
-    // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
-    // even when the server runs on a manual clock.
-    signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
-  );
-  const result = await performRequest({
-    url: job.url,
-    method: job.method,
-    headers,
-    body: job.body,
-    timeoutMs: job.timeoutMs,
-    maxResponseBytes: job.maxResponseBytes,
-    headersOf2xx: job.headersOf2xx,
+  let t0 = 0;
+  const result = await slots.run(() => {
+    t0 = performance.now();
+    const headers = new Headers(job.headers);
+    headers.set(
+      job.signatureHeader,
+      // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
+      // even when the server runs on a manual clock.
+      signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
+    );
+    return performRequest({
+      url: job.url,
+      method: job.method,
+      headers,
+      body: job.body,
+      timeoutMs: job.timeoutMs,
+      maxResponseBytes: job.maxResponseBytes,
+      headersOf2xx: job.headersOf2xx,
+    });
   });
   report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result });
 }
@@ -76,11 +87,13 @@ function post(message: FromWorker): void {
   self.postMessage(message);
 }
 
-self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: number }>) => {
+self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: number; workers: number }>) => {
   const msg = event.data;
   switch (msg.type) {
     case "hello":
       workerId = msg.workerId;
+      // The keep-alive pool is the process's: the workers share it.
+      slots = new RequestSlots(Math.max(8, Math.floor(KEEP_ALIVE_POOL / msg.workers)), SLOW_REQUEST_MS);
       break;
     case "deliver":
       for (const job of unpackJobs(msg.jobs)) {
