@@ -1,16 +1,19 @@
 /**
- * (2) End-to-end delivery throughput: N messages published (64 connections), all due at the same
- * second (Svc-Not-Before), then delivered by svcd to the sink; messages delivered per second at
- * the sink, first arrival to last. Baseline: the same generator sending N plain POSTs with the
- * same body straight to the same sink, at the concurrency svcd's deliveries can reach (Bun's
- * fetch runs at most 256 requests at once per process: BUN_CONFIG_MAX_HTTP_REQUESTS).
+ * (2) Delivery throughput: N messages published (64 connections), all due at the same second
+ * (Svc-Not-Before), then delivered by svcd to the sink; messages delivered per second at the
+ * sink, first arrival to last. Baseline: a plain fetch loop in this process sending N POSTs with
+ * the same body straight to the same sink, at 64 and at 256 requests at once; the faster of the
+ * two counts (Bun's fetch keeps 64 keep-alive connections per process: past 64 at once it opens a
+ * connection for most requests, and 256 is as many as it runs at once).
  */
 import { BENCH } from "./config.ts";
 import { closedLoop, wallNow, type LoadResult } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
 import type { SinkClient, Svcd } from "./procs.ts";
 
-export const DELIVERY_CONCURRENCY = Number(process.env.BENCH_DELIVERY_CONCURRENCY ?? 256);
+export const DELIVERY_CONCURRENCY = process.env.BENCH_DELIVERY_CONCURRENCY
+  ? [Number(process.env.BENCH_DELIVERY_CONCURRENCY)]
+  : [64, 256];
 
 export interface DeliveryRun {
   messages: number;
@@ -58,15 +61,22 @@ export async function deliveryRun(
   return { messages, publish, arrivedDuringPublish, delivered, seconds, perSecond: delivered / seconds };
 }
 
-/** The baseline: plain POSTs from the load generator to the same sink. */
-export async function plainFetchRun(sink: SinkClient, messages: number): Promise<LoadResult> {
-  await sink.reset();
+/** The baseline: plain POSTs to the same sink, at each concurrency; the fastest run counts. */
+export async function plainFetchRun(sink: SinkClient, messages: number): Promise<LoadResult & { concurrency: number; runs: string }> {
   const spec = { url: `${sink.url}/plain`, method: "POST", headers: BODY_HEADERS, body: BODY };
-  return closedLoop({ request: () => spec, connections: DELIVERY_CONCURRENCY, requests: messages });
+  let best: (LoadResult & { concurrency: number }) | undefined;
+  const runs: string[] = [];
+  for (const concurrency of DELIVERY_CONCURRENCY) {
+    await sink.reset();
+    const run = await closedLoop({ request: () => spec, connections: concurrency, requests: messages });
+    runs.push(`${Math.round(run.rps).toLocaleString("en-US")} at ${concurrency}`);
+    if (!best || run.rps > best.rps) best = { ...run, concurrency };
+  }
+  return { ...best!, runs: runs.join(", ") };
 }
 
 export interface DeliveryThroughput {
-  baseline: LoadResult;
+  baseline: LoadResult & { concurrency: number; runs: string };
   svcd: DeliveryRun;
   ratio: number;
 }

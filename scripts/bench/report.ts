@@ -82,7 +82,7 @@ export function rows(r: Results): Row[] {
       id: "2",
       measure: `Delivery, msgs/s (${n0(d.svcd.messages)} published first, then delivered from a full table)`,
       svcd: n0(d.svcd.perSecond),
-      baseline: `${n0(d.baseline.rps)} (plain fetch loop, ${process.env.BENCH_DELIVERY_CONCURRENCY ?? 256} conc.)`,
+      baseline: `${n0(d.baseline.rps)} (plain fetch loop; ${d.baseline.runs} at once)`,
       result: n2(d.ratio),
       target: "(report)",
       met: "n/a",
