@@ -1,13 +1,22 @@
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
-/** Random base58 text; rejection sampling keeps every character equally likely. */
+/**
+ * Random bytes are drawn from the system 4 KiB at a time: asking for a few dozen per id (every
+ * publish makes one, every delivery signs with another) cost more than the rest of making it.
+ */
+const randomPool = new Uint8Array(4096);
+let randomAt = randomPool.length;
+
+/** Random base58 text; rejection sampling (bytes ≥ 232 = 4 × 58 are skipped) keeps every character equally likely. */
 export function randomBase58(length: number): string {
   let out = "";
   while (out.length < length) {
-    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
-    for (const b of bytes) {
-      if (b < 232 && out.length < length) out += BASE58[b % 58];
+    if (randomAt === randomPool.length) {
+      crypto.getRandomValues(randomPool);
+      randomAt = 0;
     }
+    const b = randomPool[randomAt++]!;
+    if (b < 232) out += BASE58[b % 58];
   }
   return out;
 }

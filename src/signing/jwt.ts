@@ -4,6 +4,8 @@
  * Receivers check it with ./verify.js, which runs on any runtime.
  */
 
+import { randomBase58 } from "../core/ids.ts";
+
 const JWT_HEADER = '{"alg":"HS256","typ":"JWT"}';
 const encoder = new TextEncoder();
 
@@ -44,33 +46,6 @@ function hmacSha256Base64url(key: string, data: string): string {
 /** The `body` claim: base64url of the SHA-256 of the body, with its `=` padding. */
 function bodyHashClaim(body: Uint8Array): string {
   return `${Bun.SHA256.hash(body, "base64url" as "base64")}=`;
-}
-
-const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-
-/**
- * Random bytes are drawn 4 KiB at a time: asking the system for 48 bytes per signature cost more
- * than the HMAC.
- */
-const randomPool = new Uint8Array(4096);
-let randomAt = randomPool.length;
-
-function randomByte(): number {
-  if (randomAt === randomPool.length) {
-    crypto.getRandomValues(randomPool);
-    randomAt = 0;
-  }
-  return randomPool[randomAt++]!;
-}
-
-/** Uniform base58 text: bytes ≥ 232 (4 × 58) are discarded so no letter is favoured. */
-function randomBase58(length: number): string {
-  let out = "";
-  while (out.length < length) {
-    const byte = randomByte();
-    if (byte < 232) out += BASE58[byte % 58];
-  }
-  return out;
 }
 
 export const SIGNATURE_TTL_SEC = 300;
