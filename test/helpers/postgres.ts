@@ -64,9 +64,14 @@ async function startCluster(): Promise<Cluster> {
   return { baseUrl, admin, stop };
 }
 
-/** Stops the shared cluster if this run started it (the test preload calls it after every file). */
+/**
+ * Stops the shared cluster if this run started it (the test preload calls it after the last
+ * file, and after each round of --rerun-each: a later test then starts a new one).
+ */
 export async function stopTestPostgres(): Promise<void> {
-  if (cluster) await (await cluster).stop();
+  const running = cluster;
+  cluster = null;
+  if (running) await (await running).stop();
 }
 
 /** The shared cluster, started on the first call. */
