@@ -125,8 +125,16 @@ export function consoleDriver(page: Page, screenshotDir = process.env.SVCD_SCREE
         await field.select(value);
         return;
       }
-      await field.evaluate((el) => ((el as any).value = ""));
+      // As a user replaces a value: select it all, delete it, type. Every key is an input event,
+      // so the page's state follows; a value set directly was undone when the page happened to
+      // render before the typing (the old text came back and the new one was appended to it).
+      await field.focus();
+      await page.keyboard.down("Control");
+      await page.keyboard.press("KeyA");
+      await page.keyboard.up("Control");
+      await page.keyboard.press("Backspace");
       await field.type(value);
+      await page.waitForFunction((el, v) => (el as any).value === v, { timeout: UI_WAIT }, field, value);
     },
     async shoot(name: string) {
       if (!screenshotDir) return;
