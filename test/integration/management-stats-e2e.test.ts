@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { ConfigFile } from "../../src/config/config-file.ts";
+import { recordEvents } from "../helpers/events.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -37,6 +38,7 @@ const recent = (points: Point[]) => points.slice(-2).reduce((sum, p) => sum + p.
 const metric = (st: Stats, id: string) => recent(st.daily_qstash_messages.find((n) => n.id === id)!.data_points);
 
 test("7 publishes, 5 delivered and 2 failed after a retry each: the statistics count exactly that", async () => {
+  const events = recordEvents(s);
   for (let i = 0; i < 5; i++) {
     const res = await s.api(`/v2/publish/${rx.url}/ok/${i}`, { method: "POST", body: "hello", token: ALICE.token });
     expect(res.status).toBe(200);
@@ -45,7 +47,9 @@ test("7 publishes, 5 delivered and 2 failed after a retry each: the statistics c
     const res = await s.api(`/v2/publish/${rx.url}/fail/${i}`, { method: "POST", body: "hello", token: ALICE.token, headers: { "Svc-Retries": "1" } });
     expect(res.status).toBe(200);
   }
-  await waitUntil(async () => (await stats(ALICE)).dlq_message_count === 2, { what: "2 DLQ entries" });
+  // Every message ended, as the server's events tell: the two failures can be recorded
+  // before the last of the five deliveries is.
+  await waitUntil(() => events.all("delivered").length === 5 && events.all("failed").length === 2, { what: "5 deliveries and 2 failures" });
   const st = await stats(ALICE);
   expect(metric(st, "created")).toBe(7);
   expect(metric(st, "delivered")).toBe(5);
@@ -64,6 +68,7 @@ test("7 publishes, 5 delivered and 2 failed after a retry each: the statistics c
   expect(other.dlq_message_count).toBe(0);
   expect(other.total_monthly_billing).toBe(0);
   for (const named of other.daily_qstash_messages) expect(named.data_points.every((p) => p.y === 0)).toBe(true);
+  events.stop();
 });
 
 test("POST /__svc/reset wipes the caller's statistics and leaves the other account's", async () => {
