@@ -2,7 +2,7 @@
  * `npm run bench`: measures svcd against the limits of this machine, every figure as a ratio to a
  * baseline taken in the same run (these machines are noisy: never compare absolute numbers
  * across runs). Starts everything it needs on loopback, prints the table, writes BENCHMARKS.md
- * and exits by itself within the deadline (BENCH_DEADLINE_SECONDS, default 290).
+ * and exits by itself within the deadline (BENCH_DEADLINE_SECONDS, default 480).
  *
  *   bun scripts/bench.ts            full run (about 4 minutes on 2 cores)
  *   BENCH_QUICK=1 bun scripts/bench.ts   smoke run with small sizes
