@@ -69,7 +69,7 @@ async function stopSvcd(svcd: Svcd): Promise<number> {
 }
 
 /** CPU per thread of `svcd` while `fn` runs, normalised per 1,000 messages. */
-async function withThreads<T>(svcd: Svcd, phase: string, fn: () => Promise<T>, messages: (r: T) => number): Promise<T> {
+async function withThreads<T>(svcd: { pid: number }, phase: string, fn: () => Promise<T>, messages: (r: T) => number): Promise<T> {
   const before = threadTimes(svcd.pid);
   const r = await fn();
   const n = messages(r);
@@ -142,7 +142,9 @@ const bare = await startBare();
 live.push(bare);
 
 // (1) Publish throughput: bare Bun.serve, then svcd on a fresh store (delayed messages).
-const bareResult = await step("publish: bare Bun.serve", () => bareLoad(bare));
+const bareResult = await step("publish: bare Bun.serve", () =>
+  withThreads(bare, "bare Bun.serve (the baseline of rows 1 and 1b), per request", () => bareLoad(bare), (r) => r.total),
+);
 let peakA = NaN;
 await step("publish: svcd, delayed messages", async () => {
   const svcd = await spawnSvcd();

@@ -68,8 +68,11 @@ export async function plainFetchRun(sink: SinkClient, messages: number): Promise
   const runs: string[] = [];
   for (const concurrency of DELIVERY_CONCURRENCY) {
     await sink.reset();
+    const cpu = process.cpuUsage();
     const run = await closedLoop({ request: () => spec, connections: concurrency, requests: messages });
-    runs.push(`${Math.round(run.rps).toLocaleString("en-US")} at ${concurrency}`);
+    const used = process.cpuUsage(cpu);
+    const perRequest = (used.user + used.system) / Math.max(1, run.total);
+    runs.push(`${Math.round(run.rps).toLocaleString("en-US")} at ${concurrency} (${Math.round(perRequest)} µs CPU each)`);
     if (!best || run.rps > best.rps) best = { ...run, concurrency };
   }
   return { ...best!, runs: runs.join(", ") };

@@ -48,6 +48,7 @@ const n0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en
 const n1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "—");
 const n2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "—");
 const yes = (ok: boolean) => (ok ? "yes" : "no");
+const signed = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? "+" : "−"}${Math.abs(n).toFixed(2)}` : "—");
 
 export function rows(r: Results): Row[] {
   const out: Row[] = [];
@@ -111,7 +112,7 @@ export function rows(r: Results): Row[] {
       measure: `Latency publish → arrival at ${n0(l.rate)} msg/s, p50 / p99 ms${l.svcd.lost ? ` (${l.svcd.lost} lost!)` : ""}`,
       svcd: `${n2(l.svcd.p50)} / ${n2(l.svcd.p99)}`,
       baseline: `${n2(l.raw.p50)} / ${n2(l.raw.p99)} (raw round trip)`,
-      result: `+${n2(d50)} / +${n2(d99)}`,
+      result: `${signed(d50)} / ${signed(d99)}`,
       target: "p50 +3, p99 +20",
       met: yes(d50 <= 3 && d99 <= 20 && l.svcd.lost === 0),
     });
