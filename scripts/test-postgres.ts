@@ -17,6 +17,7 @@ const FILES = [
   "isolation",
   "log-redaction",
   "management-stats-e2e",
+  "management-vector",
   "message-events",
   "messaging-bad-input",
   "messaging-delivery",

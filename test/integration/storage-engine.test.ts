@@ -115,6 +115,31 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
     expect(seen).toBe(m.id);
   });
 
+  test("a small table's row is read from the moment its write ran, also while the write's tick commits", async () => {
+    const { commit, stores } = storage;
+    const q = `visible-${engine}`;
+    let ran = false;
+    let committed = false;
+    const write = commit
+      .run(() => {
+        stores.queues.insert("acct", q, 1, false, T0);
+        ran = true;
+      })
+      .then(() => (committed = true));
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const seen: boolean[] = [];
+    while (!committed) {
+      if (ran) seen.push(stores.queues.get("acct", q) !== undefined);
+      await nextTurn();
+    }
+    await write;
+    // PostgreSQL commits over several turns: every read meanwhile sees the row (none falls between
+    // the tick handing its changes to PostgreSQL and the commit that keeps them).
+    if (engine === "postgres") expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every(Boolean)).toBe(true);
+    expect(stores.queues.get("acct", q)?.parallelism).toBe(1);
+  });
+
   test("a deduplication key is taken once: the second publish is answered with the first message", async () => {
     const { commit, stores } = storage;
     const claim = (id: string) => [readDedupKeys([{ accountId: "acct", key: "k1", messageId: id, expiresAt: T0 + 600_000 }], T0)];

@@ -45,18 +45,24 @@ export class CachedTable<R extends Row> implements TickPart {
     this.rows = next;
   }
 
+  /**
+   * A row as the tick sees it: its own changes, then those of the tick being committed (taken
+   * by `apply`, not yet in `rows`: a read between the two must not miss them), then the table.
+   */
   get(key: string): R | undefined {
-    for (let i = this.changes.length - 1; i >= 0; i--) {
-      const c = this.changes[i]!;
-      if (c.key === key) return c.row ?? undefined;
+    for (const list of [this.changes, this.taken]) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const c = list[i]!;
+        if (c.key === key) return c.row ?? undefined;
+      }
     }
     return this.rows.get(key);
   }
 
-  /** Every row as the tick sees it. */
+  /** Every row as the tick sees it (see `get`). */
   all(): R[] {
     const view = new Map(this.rows);
-    for (const c of this.changes) {
+    for (const c of [...this.taken, ...this.changes]) {
       if (c.row) view.set(c.key, c.row);
       else view.delete(c.key);
     }
