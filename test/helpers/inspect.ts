@@ -1,5 +1,6 @@
 import { expect } from "bun:test";
-import { checkConsistency } from "./consistency.ts";
+import type { PostgresEngine } from "../../src/engines/postgres/engine.ts";
+import { checkConsistency, checkPostgresConsistency, type ConsistencyOptions } from "./consistency.ts";
 import type { TestServer } from "./server.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -51,5 +52,11 @@ export async function expectIdleAndConsistent(s: TestServer, timeoutMs = 15_000)
     Bun.sleep(timeoutMs).then(() => false),
   ]);
   expect(idle).toBe(true);
-  expect(checkConsistency(s.db, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
+  expect(await consistencyProblems(s, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
+}
+
+/** The consistency checks over the server's database, whichever engine it runs on. */
+export async function consistencyProblems(s: TestServer, opts: ConsistencyOptions = {}): Promise<string[]> {
+  const storage = s.server.storage;
+  return storage.kind === "postgres" ? checkPostgresConsistency((storage as PostgresEngine).sql, opts) : checkConsistency(s.db, opts);
 }

@@ -114,7 +114,7 @@ describe("flow control", () => {
     });
     expect(view).toMatchObject({ flowControlKey: "backlog", parallelismMax: 1, parallelismCount: 1, rateMax: 0, ratePeriod: 1, isPaused: false });
     // Only a few dozen went to the worker; the rest wait in the database, so other keys keep flowing.
-    const held = s.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages WHERE state = 'HELD'").get()!.n;
+    const held = await s.server.storage.stores.flow.heldCount(account("main").userId, "backlog");
     expect(held).toBeGreaterThan(50);
     const other = await publish("/unrelated", "unrelated-key", "parallelism=5");
     await rx.waitFor(1, { match: (r) => r.headers.get("svc-message-id") === other });

@@ -21,6 +21,11 @@ export interface ClusterOptions {
   /** The leader's maintenance (retention, expired deduplication keys), at most every `maintenanceMs`. */
   maintenance: () => Promise<void>;
   maintenanceMs: number;
+  /**
+   * Commits what this node has queued, before it leaves: an outcome recorded after the hand-back
+   * would find its message handed to the others (delivered again, its rate start lost).
+   */
+  beforeLeave: () => Promise<void>;
 }
 
 /**
@@ -103,6 +108,7 @@ export class Cluster implements BackgroundService {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.beating?.catch(() => {});
+    await this.o.beforeLeave().catch(() => {});
     try {
       await this.sql.begin(async (tx) => {
         await handBack(tx, [this.o.nodeId], this.o.now());

@@ -129,6 +129,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     busyPartitions: () => messages.busyPartitions(),
     onDue: wake,
     maintenanceMs: 60_000,
+    beforeLeave: () => ticks.flush(),
     maintenance: async () => {
       await dedup.pruneExpired(o.now());
     },

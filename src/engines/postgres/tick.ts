@@ -217,6 +217,7 @@ export class PostgresTicks implements Transactor {
     } catch (error) {
       if (tx) await tx`ROLLBACK`.catch(() => {});
       tx?.release();
+      this.inFlightWrites = 0;
       for (const part of this.parts) part.finish(false);
       runFollowUps([...followUps, ...dropped], false);
       const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
@@ -225,6 +226,9 @@ export class PostgresTicks implements Transactor {
       return;
     }
     tx.release();
+    // Settled before anyone hears of it: a caller resumed by this commit (the idle probe) must not
+    // count these writes as still pending.
+    this.inFlightWrites = 0;
     for (const part of this.parts) part.finish(true);
     runFollowUps(followUps, true);
     for (const observe of this.committedObservers) observe();
