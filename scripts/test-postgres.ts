@@ -3,7 +3,7 @@
  * `npm test`'s second pass: the integration tests that matter for storage, run again with every
  * test server on PostgreSQL (SVC_TEST_ENGINE=postgres: test/helpers/server.ts gives each one a
  * fresh database on the run's embedded PostgreSQL). The same test files, not copies; what is
- * specific to one engine (SQLite fault drills, the workflow layer) is left out. Results go to
+ * specific to one engine (SQLite fault drills, reading the SQLite file) is left out. Results go to
  * .test-results/junit-postgres.xml, beside the first pass's report.
  */
 const FILES = [
@@ -32,10 +32,22 @@ const FILES = [
   "url-groups",
   "validation-messages",
 ].map((name) => `test/integration/${name}.test.ts`);
+// The workflow layer on PostgreSQL, with the official SDK (the crash drill kills a SQLite server).
+const WORKFLOWS = [
+  "contract/workflow-sdk",
+  "contract/workflow-sdk-clock",
+  "contract/workflow-sdk-failures",
+  "contract/workflow-sdk-lazy",
+  "contract/workflow-sdk-logs",
+  "contract/workflow-sdk-triggers",
+  "contract/workflow-sdk-webhook",
+  "contract/workflow-stats",
+  "integration/workflow-protocol",
+].map((name) => `test/${name}.test.ts`);
 
 export {};
 
-const proc = Bun.spawn([process.execPath, "--config=test/bunfig.postgres.toml", "test", "--timeout", "30000", ...FILES, ...process.argv.slice(2)], {
+const proc = Bun.spawn([process.execPath, "--config=test/bunfig.postgres.toml", "test", "--timeout", "30000", ...FILES, ...WORKFLOWS, ...process.argv.slice(2)], {
   env: { ...process.env, SVC_TEST_ENGINE: "postgres" },
   stdio: ["inherit", "inherit", "inherit"],
 });

@@ -228,6 +228,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     claimNow: dispatcher.claimStored,
     wake: wake.ring,
     admit: workflowHooks.publishes.admit,
+    admitReads: workflowHooks.publishes.reads,
   });
   const cancels = new CancelService(ctx, messageStore, lifecycle, forget);
   const queues = new QueueService(queueStore, queueLanes, messageStore, lifecycle, forget);
@@ -300,6 +301,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   storage.onDue?.((atMs) => wake.ring(atMs));
   storage.watch?.("schedules", () => scheduler.rearm());
   storage.watch?.("accounts", () => accounts.reloadKeys());
+  // A waiter stored through another node: its deadline may be the earliest (every node arms it; one fires it).
+  storage.watch?.("workflow_waiters", workflows.waitersChanged);
   // A key paused, resumed or pinned through another node: this node's workers (the key's owner's) follow.
   storage.watch?.("flow_keys", () => {
     for (const { lane, steering, resetWindow } of flowSettings.reload())

@@ -56,7 +56,7 @@ export class BatchService {
         try {
           const stored = await this.ctx.commit.run(
             () => this.publisher.store(p.plan.messages, p.plan.options, p.input, now),
-            this.publisher.reads(p.plan.messages, p.plan.options, now),
+            this.publisher.reads(p.input, p.plan.messages, p.plan.options, now),
           );
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {

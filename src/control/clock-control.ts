@@ -108,6 +108,8 @@ export class ClockControl {
    * nothing asynchronous: periodic housekeeping timers can fire thousands of times in one jump.
    */
   private async settle(clock: ManualClock, flushing: boolean, deadline: number): Promise<boolean> {
+    // What the timer does later itself (reads and writes of an engine that answers later).
+    await clock.settled();
     // What the timer queued (writes, a claim pass) runs within a turn; the continuations of a
     // commit (re-armed timers, further writes) run before the next turn: the engine tells when
     // nothing is queued any more, however deep the chain.

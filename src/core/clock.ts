@@ -5,11 +5,17 @@
 export interface Clock {
   readonly kind: "real" | "manual";
   now(): number;
-  /** Calls `fn` once the clock reaches `atMs`; returns a cancel function. */
-  at(atMs: number, fn: () => void): () => void;
+  /**
+   * Calls `fn` once the clock reaches `atMs`; returns a cancel function. Work `fn` does later
+   * (it returns a promise) is waited for by a manual clock's jumps before the next timer fires.
+   */
+  at(atMs: number, fn: TimerFn): () => void;
   /** Subscribes to jumps of a manual clock (never called for the real clock). */
   onAdvance(fn: (nowMs: number) => void): () => void;
 }
+
+/** A timer's work; a promise it returns is work it does later. */
+export type TimerFn = () => unknown;
 
 // setTimeout caps at 2^31-1 ms; longer waits are re-armed in steps.
 const MAX_TIMEOUT = 2_147_483_647;
@@ -19,7 +25,7 @@ export class RealClock implements Clock {
   now(): number {
     return Date.now();
   }
-  at(atMs: number, fn: () => void): () => void {
+  at(atMs: number, fn: TimerFn): () => void {
     let handle: ReturnType<typeof setTimeout>;
     const arm = () => {
       const wait = atMs - Date.now();
@@ -37,7 +43,7 @@ export class RealClock implements Clock {
 interface ManualTimer {
   atMs: number;
   seq: number;
-  fn: () => void;
+  fn: TimerFn;
 }
 
 export class ManualClock implements Clock {
@@ -46,6 +52,8 @@ export class ManualClock implements Clock {
   private timers: ManualTimer[] = [];
   private seq = 0;
   private listeners = new Set<(nowMs: number) => void>();
+  /** Work fired timers still do (a read or a write an engine answers later). */
+  private busy = new Set<Promise<unknown>>();
 
   constructor(startMs: number) {
     this.current = startMs;
@@ -53,7 +61,7 @@ export class ManualClock implements Clock {
   now(): number {
     return this.current;
   }
-  at(atMs: number, fn: () => void): () => void {
+  at(atMs: number, fn: TimerFn): () => void {
     const timer = { atMs, seq: this.seq++, fn };
     if (atMs <= this.current) {
       queueMicrotask(() => this.timers.includes(timer) && this.fire(timer));
@@ -106,8 +114,16 @@ export class ManualClock implements Clock {
   private checkForward(targetMs: number) {
     if (!Number.isFinite(targetMs) || targetMs < this.current) throw new RangeError("the clock never goes backward");
   }
+  /** Resolves once the work of every timer fired so far has ended (at once when there is none). */
+  async settled(): Promise<void> {
+    while (this.busy.size > 0) await Promise.allSettled([...this.busy]);
+  }
+
   private fire(timer: ManualTimer) {
     this.timers = this.timers.filter((t) => t !== timer);
-    timer.fn();
+    const work = timer.fn();
+    if (!(work instanceof Promise)) return;
+    const tracked = work.finally(() => this.busy.delete(tracked));
+    this.busy.add(tracked);
   }
 }

@@ -9,6 +9,7 @@ import { readDue, type MessageStorage } from "../messages/store.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { Transactor } from "../store/group-commit.ts";
 import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
+import type { Maybe } from "../util/maybe.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
 import { buildJob } from "./job.ts";
@@ -33,8 +34,8 @@ export interface DispatcherDeps {
   gate: DispatchGate;
   /** Rung by whatever makes messages due; the dispatcher answers it. */
   wakeSignal: WakeSignal;
-  /** A body to deliver instead of the stored one (a workflow step carries its run's steps). */
-  deliveryBody?: (m: MessageRecord) => Uint8Array | undefined;
+  /** A body to deliver instead of the stored one (a workflow step carries its run's steps); an engine may read it later. */
+  deliveryBody?: (m: MessageRecord) => Maybe<Uint8Array | undefined>;
   maxInFlight?: number;
 }
 
@@ -289,7 +290,20 @@ export class Dispatcher implements BackgroundService {
       this.deps.recorder.add({ ticket, messageId: m.id, error: "account no longer configured", startedAt: this.clock.now(), durationMs: 0 });
       return;
     }
-    this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, this.deps.deliveryBody?.(m)));
+    const body = this.deps.deliveryBody?.(m);
+    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, body));
+    // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
+    // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
+    body.then(
+      (read) => {
+        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, read));
+      },
+      (error) => {
+        if (!this.inFlight.peek(ticket)) return;
+        const reason = `the delivery's body could not be read: ${String((error as Error)?.message ?? error)}`;
+        this.deps.recorder.add({ ticket, messageId: m.id, error: reason, startedAt: this.clock.now(), durationMs: 0 });
+      },
+    );
   }
 
   private armTimer(now: number): void {

@@ -8,6 +8,7 @@ import { optionalInt, optionalJsonObject, parseCursor } from "../http/query.ts";
 import { compact, headerMap, messageView } from "../messages/views.ts";
 import { boundedPage } from "../http/page.ts";
 import { bodyFields } from "../util/base64.ts";
+import type { Maybe } from "../util/maybe.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
 import { readDlqEntries, readDlqFilter, type DlqStorage } from "./store.ts";
@@ -48,7 +49,7 @@ export async function readDlqSelection(request: Request, tokenParam: string, acc
  */
 export async function dlqPage(
   store: DlqStorage,
-  view: (e: DlqEntry) => unknown,
+  moreFields: DlqFields,
   accountId: string,
   request: Request,
   accepts: readonly FilterKey[],
@@ -59,19 +60,22 @@ export async function dlqPage(
   // A listing ignores keys it does not know (only bulk deletes refuse them).
   const filter = { ...parseFilter({ query }, { accepts, strict: false, control: [] }), ...narrow };
   const entries = await store.newest(accountId, filter, parseCursor(query.get("cursor") ?? undefined), count);
-  const { items, cursor } = boundedPage(entries, { count, view, positionOf: (e) => e.seq });
-  return compact({ cursor, messages: items });
+  // The page is cut by the entries' own size (the few more fields do not count against the budget).
+  const taken: DlqEntry[] = [];
+  const { items, cursor } = boundedPage(entries, { count, view: (e) => (taken.push(e), dlqView(e)), positionOf: (e) => e.seq });
+  const more = await Promise.all(taken.slice(0, items.length).map(moreFields));
+  return compact({ cursor, messages: items.map((item, i) => ({ ...item, ...more[i] })) });
 }
 
-/** More fields of an entry, from a layer that knows what its message was part of (workflow runs). */
-export type DlqFields = (e: DlqEntry) => Record<string, unknown> | undefined;
+/** More fields of an entry, from a layer that knows what its message was part of (workflow runs); it may read them later. */
+export type DlqFields = (e: DlqEntry) => Maybe<Record<string, unknown> | undefined>;
 
 export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqService, moreFields: DlqFields = () => undefined) {
-  const view = (e: DlqEntry) => ({ ...dlqView(e), ...moreFields(e) });
+  const view = async (e: DlqEntry) => ({ ...dlqView(e), ...(await moreFields(e)) });
   const bulkSelection = (request: Request) => readDlqSelection(request, ctx.dialect.tokenQueryParam, DLQ_FILTERS);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/dlq", ({ account, request }) => dlqPage(store, view, account.id, request, DLQ_FILTERS), {
+    .get("/v2/dlq", ({ account, request }) => dlqPage(store, moreFields, account.id, request, DLQ_FILTERS), {
       detail: apiDoc({ summary: "List DLQ messages, newest first", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...pageControls(100)], responses: { 200: jsonContent(DlqPageJson, "a page of DLQ messages") } }),
     })
     .get("/v2/dlq/:dlqId", async ({ account, params }) => {

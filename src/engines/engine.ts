@@ -15,8 +15,8 @@ import type { QueueStorage } from "../queues/store.ts";
 import type { ScheduleStorage } from "../schedules/store.ts";
 import type { Transactor } from "../store/group-commit.ts";
 import type { UrlGroupStorage } from "../url-groups/store.ts";
-import type { WaitStore } from "../workflows/wait-store.ts";
-import type { RunStore } from "../workflows/store.ts";
+import type { WaitStorage } from "../workflows/wait-store.ts";
+import type { RunStorage } from "../workflows/store.ts";
 
 /** Every domain's store, built once by the storage engine; the domains get theirs in their constructors. */
 export interface Stores {
@@ -32,8 +32,8 @@ export interface Stores {
   groups: UrlGroupStorage;
   dedup: DedupStorage;
   rollups: RollupStorage;
-  runs: RunStore;
-  waits: WaitStore;
+  runs: RunStorage;
+  waits: WaitStorage;
   search: SearchStore;
   vector: VectorStore;
   usageLedger: UsageFixtureLedgerStorage;

@@ -79,6 +79,8 @@ export interface PublishDeps {
   deduplicate: Deduplicator;
   /** What deduplicating these messages reads, declared with the write that stores them. */
   dedupReads?: (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Read[];
+  /** What the admission reads (the workflow run a publish names), declared with the write that stores it. */
+  admitReads?: (input: PublishInput) => Read[];
   /** The dispatcher may claim a just-stored message in the same commit (Dispatcher.claimStored). */
   claimNow: (m: MessageRecord, nowMs: number) => boolean;
   /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
@@ -105,6 +107,7 @@ export class PublishService {
   private readonly resolveGroup: GroupResolver;
   private readonly deduplicate: Deduplicator;
   private readonly dedupReads: NonNullable<PublishDeps["dedupReads"]>;
+  private readonly admitReads: NonNullable<PublishDeps["admitReads"]>;
   private readonly claimNow: PublishDeps["claimNow"];
   private readonly wake: Wake;
   private readonly admit: PublishAdmission;
@@ -118,6 +121,7 @@ export class PublishService {
     this.resolveGroup = deps.resolveGroup;
     this.deduplicate = deps.deduplicate;
     this.dedupReads = deps.dedupReads ?? (() => []);
+    this.admitReads = deps.admitReads ?? (() => []);
     this.claimNow = deps.claimNow;
     this.wake = deps.wake;
     this.admit = deps.admit ?? (() => undefined);
@@ -127,15 +131,17 @@ export class PublishService {
   async publish(input: PublishInput): Promise<PublishResult> {
     const { messages, options, isGroup } = this.prepare(input);
     const now = this.ctx.clock.now();
-    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now), this.reads(messages, options, now));
+    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now), this.reads(input, messages, options, now));
     this.wake(earliestDue(messages));
     const allDuplicates = results.every((r) => r.deduplicated);
     return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
   }
 
-  /** What storing these messages reads (the deduplication keys), declared with the write. */
-  reads(messages: MessageRecord[], options: PublishOptions, nowMs: number): Read[] {
-    return this.dedupReads(messages, options, nowMs);
+  /** What storing these messages reads (the deduplication keys, the admission's rows), declared with the write. */
+  reads(input: PublishInput, messages: MessageRecord[], options: PublishOptions, nowMs: number): Read[] {
+    const dedup = this.dedupReads(messages, options, nowMs);
+    const admission = this.admitReads(input);
+    return admission.length === 0 ? dedup : [...dedup, ...admission];
   }
 
   /** Everything short of storing: validation, destination resolution, message records. */

@@ -51,7 +51,7 @@ export class Retention implements BackgroundService {
       // A locked or full database must not end the process from a timer; the next run prunes.
       this.ctx.log.error("retention: pruning failed; trying again at the next run", { error: String(error) });
     }
-    this.cancel = this.ctx.clock.at(now + EVERY_MS, () => void this.run());
+    this.cancel = this.ctx.clock.at(now + EVERY_MS, () => this.run());
     return { events, dlq };
   }
 }

@@ -1,7 +1,7 @@
 import type { DeadLetter } from "../dlq/dead-letters.ts";
 import type { DeadLetterSink } from "../messages/lifecycle.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStore } from "./store.ts";
+import type { RunStorage } from "./store.ts";
 
 /**
  * The DLQ as workflow runs use it: a failed run has one entry, the message that failed it (with
@@ -11,7 +11,7 @@ import type { RunStore } from "./store.ts";
  * failed (the run's entry shows that), nor a message of a run that has already ended (an attempt
  * that was under way when the run failed or finished: the run has its ending already).
  */
-export function workflowDeadLetters(inner: { put(entry: DeadLetter): string }, runs: RunStore): DeadLetterSink {
+export function workflowDeadLetters(inner: { put(entry: DeadLetter): string }, runs: RunStorage): DeadLetterSink {
   return {
     put(entry) {
       const tag = entry.message.workflow;

@@ -1,48 +1,54 @@
 import { toBase64 } from "../util/base64.ts";
+import { andThen, type Maybe } from "../util/maybe.ts";
 import type { MessageRecord, WorkflowTag } from "../model/message.ts";
 import { bytesOf, encodeRawSteps, textOf } from "./raw-steps.ts";
-import type { RunStore } from "./store.ts";
+import type { RunStorage } from "./store.ts";
 
 /**
  * What a run's message carries when it is delivered. A step delivery's body is the run's list up
  * to and including that message (the SDK replays the run from it); when that list is larger than
  * the account may send, the body is empty and the SDK fetches the list itself (its lazy fetch).
  * The failure function's call carries the run's initial payload as `sourceBody`, whichever step
- * failed, and names the run.
+ * failed, and names the run. Read after the claim commits (an engine may answer later).
  */
 export class WorkflowDeliveries {
   constructor(
-    private readonly runs: RunStore,
+    private readonly runs: RunStorage,
     private readonly maxBodyBytes: (accountId: string) => number,
   ) {}
 
   /** The body to deliver instead of the stored one, or undefined to deliver the stored one. */
-  readonly bodyFor = (m: MessageRecord): Uint8Array | undefined => {
+  readonly bodyFor = (m: MessageRecord): Maybe<Uint8Array | undefined> => {
     const tag = m.workflow;
     if (tag?.callType === "step") return this.stepBody(m, tag);
     if (tag?.callType === "failureCall") return this.failureBody(m, tag);
     return undefined;
   };
 
-  private stepBody(m: MessageRecord, tag: WorkflowTag): Uint8Array | undefined {
-    const entry = this.runs.stepOfMessage(m.accountId, tag.runId, m.id);
-    if (!entry) return undefined;
-    const body = encodeRawSteps(this.runs.prefix(m.accountId, tag.runId, entry.position));
-    return body.length > this.maxBodyBytes(m.accountId) ? new Uint8Array() : body;
+  private stepBody(m: MessageRecord, tag: WorkflowTag): Maybe<Uint8Array | undefined> {
+    return andThen(this.runs.readStepOfMessage(m.accountId, tag.runId, m.id), (entry) => {
+      if (!entry) return undefined;
+      return andThen(this.runs.readSteps(m.accountId, tag.runId, entry.position), (prefix) => {
+        const body = encodeRawSteps(prefix);
+        return body.length > this.maxBodyBytes(m.accountId) ? new Uint8Array() : body;
+      });
+    });
   }
 
-  private failureBody(m: MessageRecord, tag: WorkflowTag): Uint8Array | undefined {
-    const run = this.runs.getRun(m.accountId, tag.runId);
-    const initial = this.runs.prefix(m.accountId, tag.runId, 0)[0];
-    if (!run || !initial) return undefined;
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(textOf(m.body));
-    } catch {
-      return undefined;
-    }
-    return bytesOf(
-      JSON.stringify({ ...body, sourceBody: toBase64(initial.body), workflowRunId: run.runId, workflowCreatedAt: run.createdAt }),
+  private failureBody(m: MessageRecord, tag: WorkflowTag): Maybe<Uint8Array | undefined> {
+    return andThen(this.runs.readRun(m.accountId, tag.runId), (run) =>
+      andThen(this.runs.readSteps(m.accountId, tag.runId, 0), ([initial]) => {
+        if (!run || !initial) return undefined;
+        let body: Record<string, unknown>;
+        try {
+          body = JSON.parse(textOf(m.body));
+        } catch {
+          return undefined;
+        }
+        return bytesOf(
+          JSON.stringify({ ...body, sourceBody: toBase64(initial.body), workflowRunId: run.runId, workflowCreatedAt: run.createdAt }),
+        );
+      }),
     );
   }
 }

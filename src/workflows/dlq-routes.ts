@@ -13,7 +13,7 @@ export function workflowDlqRoutes(ctx: AppContext, dlq: WorkflowDlq, store: DlqS
   const selection = (request: Request) => readDlqSelection(request, ctx.dialect.tokenQueryParam, WORKFLOW_DLQ_FILTERS);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/workflows/dlq", ({ account, request }) => dlqPage(store, dlq.view, account.id, request, WORKFLOW_DLQ_FILTERS, { sources: ["workflow"] }), {
+    .get("/v2/workflows/dlq", ({ account, request }) => dlqPage(store, dlq.fields, account.id, request, WORKFLOW_DLQ_FILTERS, { sources: ["workflow"] }), {
       detail: { summary: "Failed workflow runs' DLQ entries, newest first (GET /v2/dlq?source=workflow)" },
     })
     .get("/v2/workflows/dlq/:dlqId", ({ account, params }) => dlq.get(account, params.dlqId), {

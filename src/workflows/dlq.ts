@@ -5,7 +5,7 @@ import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqEntry } from "../dlq/model.ts";
 import { dlqView } from "../dlq/routes.ts";
-import type { DlqStorage } from "../dlq/store.ts";
+import { readDlqEntries, readDlqFilter, type DlqStorage } from "../dlq/store.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
@@ -16,15 +16,17 @@ import type { MessageRecord } from "../model/message.ts";
 import { joinRun } from "./headers.ts";
 import type { RunConfig, RunRecord } from "./model.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
-import type { RunStore } from "./store.ts";
+import { readRuns, type RunStorage } from "./store.ts";
+import type { Read } from "../store/group-commit.ts";
+import { andThen, type Maybe } from "../util/maybe.ts";
 
 export interface WorkflowDlqDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
+  commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> };
   dialect: Dialect;
   names: WorkflowHeaderNames;
   dlq: DlqStorage;
-  runs: RunStore;
+  runs: RunStorage;
   lifecycle: MessageLifecycle;
   usage: UsageRecorder;
   wake: Wake;
@@ -47,37 +49,42 @@ type Action = "resume" | "restart";
 export class WorkflowDlq {
   constructor(private readonly deps: WorkflowDlqDeps) {}
 
-  /** The workflow fields a DLQ entry of a run shows (the SDK's `DLQMessage`). */
-  readonly fields = (e: DlqEntry): Record<string, unknown> | undefined => {
+  /** The run a DLQ entry failed (not a call's or a failure function's entry: those have none). */
+  private runOf(e: DlqEntry): string | undefined {
     const tag = e.message.workflow;
-    if (!tag || tag.callType === "failureCall" || tag.callType === "toCallback") return undefined;
-    const run = this.deps.runs.getRun(e.message.accountId, tag.runId);
-    const failure = run?.failureFunction?.dlqId === e.dlqId ? run.failureFunction : undefined;
-    return compact({
-      workflowRunId: tag.runId,
-      workflowUrl: run?.url ?? e.message.url,
-      workflowCreatedAt: run?.createdAt ?? e.workflowCreatedAt,
-      failureCallback: e.message.failureCallback?.url,
-      failureFunctionState: failure?.state ?? e.failureFunctionState,
-      failureCallbackInfo: failure
-        ? compact({
-            state: failure.state,
-            responseStatus: failure.responseStatus,
-            responseBody: failure.responseBody,
-            responseHeaders: failure.responseHeaders,
-          })
-        : undefined,
+    return tag && tag.callType !== "failureCall" && tag.callType !== "toCallback" ? tag.runId : undefined;
+  }
+
+  /** The workflow fields a DLQ entry of a run shows (the SDK's `DLQMessage`). */
+  readonly fields = (e: DlqEntry): Maybe<Record<string, unknown> | undefined> => {
+    const runId = this.runOf(e);
+    if (runId === undefined) return undefined;
+    return andThen(this.deps.runs.readRun(e.message.accountId, runId), (run) => {
+      const failure = run?.failureFunction?.dlqId === e.dlqId ? run.failureFunction : undefined;
+      return compact({
+        workflowRunId: runId,
+        workflowUrl: run?.url ?? e.message.url,
+        workflowCreatedAt: run?.createdAt ?? e.workflowCreatedAt,
+        failureCallback: e.message.failureCallback?.url,
+        failureFunctionState: failure?.state ?? e.failureFunctionState,
+        failureCallbackInfo: failure
+          ? compact({
+              state: failure.state,
+              responseStatus: failure.responseStatus,
+              responseBody: failure.responseBody,
+              responseHeaders: failure.responseHeaders,
+            })
+          : undefined,
+      });
     });
   };
-
-  /** An entry of a failed run as the workflow DLQ shows it: the DLQ message and the run's fields. */
-  readonly view = (e: DlqEntry) => ({ ...dlqView(e), ...this.fields(e) });
 
   /** A failed run's entry (`GET /v2/workflows/dlq/{dlqId}`): 404 for any other. */
   async get(account: Account, dlqId: string) {
     const entry = await this.deps.dlq.read(account.id, dlqId);
-    if (!entry || !this.fields(entry)) throw notFound(`workflow DLQ message ${dlqId} not found`);
-    return this.view(entry);
+    const fields = entry && (await this.fields(entry));
+    if (!entry || !fields) throw notFound(`workflow DLQ message ${dlqId} not found`);
+    return { ...dlqView(entry), ...fields };
   }
 
   /** Deletes a failed run's entry (`DELETE /v2/workflows/dlq/{dlqId}`). */
@@ -85,25 +92,33 @@ export class WorkflowDlq {
     const { commit, dlq } = this.deps;
     const deleted = await commit.run(() => {
       const entry = dlq.get(account.id, dlqId);
-      return entry !== undefined && this.fields(entry) !== undefined && dlq.delete(account.id, dlqId);
-    });
+      return entry !== undefined && this.runOf(entry) !== undefined && dlq.delete(account.id, dlqId);
+    }, [readDlqEntries(account.id, [dlqId])]);
     if (!deleted) throw notFound(`workflow DLQ message ${dlqId} not found`);
   }
 
-  /** Resumes or restarts the runs of the selected entries; the entries leave the DLQ. */
+  /**
+   * Resumes or restarts the runs of the selected entries; the entries leave the DLQ. The entries are
+   * found first; the write acts on those still there.
+   */
   async act(action: Action, account: Account, selection: BulkSelection, headers: Headers): Promise<{ workflowRuns: StartedRun[]; cursor?: string }> {
     const { commit, clock, dlq } = this.deps;
     const overrides = this.overrides(account, headers, clock.now());
-    const { runs, cursor } = await commit.run(() => {
+    const found = await dlq.readOldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1);
+    const { page, cursor } = takePage(found, selection.count, (e) => e.seq);
+    const dlqIds = page.map((e) => e.dlqId);
+    const runIds = page.flatMap((e) => this.runOf(e) ?? []);
+    if (overrides.runId !== undefined) runIds.push(overrides.runId);
+    const runs = await commit.run(() => {
       const now = clock.now();
-      const { page, cursor } = takePage(dlq.oldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1), selection.count, (e) => e.seq);
-      const started = page.map((entry) => {
+      return dlqIds.flatMap((dlqId) => {
+        const entry = dlq.get(account.id, dlqId);
+        if (!entry) return [];
         const run = action === "resume" ? this.resume(entry, overrides, now) : this.restart(entry, overrides, now);
         dlq.delete(account.id, entry.dlqId);
-        return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
+        return [{ workflowRunId: run.runId, workflowCreatedAt: run.createdAt }];
       });
-      return { runs: started, cursor };
-    });
+    }, [readDlqEntries(account.id, dlqIds), readRuns(account.id, runIds, { steps: true })]);
     this.deps.wake();
     return compact({ workflowRuns: runs, cursor });
   }
@@ -122,10 +137,13 @@ export class WorkflowDlq {
    */
   async retryFailureFunction(account: Account, dlqId: string): Promise<StartedRun> {
     const { commit, clock, dlq, runs, lifecycle } = this.deps;
+    // The entry names its run: both are read again, locked, by the write.
+    const found = await dlq.read(account.id, dlqId);
+    const runId = found?.message.workflow?.runId;
+    if (!found || runId === undefined) throw notFound(`workflow DLQ message ${dlqId} not found`);
     const run = await commit.run(() => {
       const entry = dlq.get(account.id, dlqId);
-      const tag = entry?.message.workflow;
-      const run = tag && runs.getRun(account.id, tag.runId);
+      const run = entry && runs.getRun(account.id, runId);
       if (!entry || !run) throw notFound(`workflow DLQ message ${dlqId} not found`);
       const spec = entry.message.failureCallback;
       const state = run.failureFunction?.dlqId === dlqId ? run.failureFunction.state : undefined;
@@ -145,7 +163,7 @@ export class WorkflowDlq {
       };
       lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId), now);
       return run;
-    });
+    }, [readDlqEntries(account.id, [dlqId]), readRuns(account.id, [runId])]);
     this.deps.wake();
     return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
   }
@@ -153,11 +171,12 @@ export class WorkflowDlq {
   /** Deletes the selected entries of failed runs. */
   async delete(account: Account, selection: BulkSelection): Promise<{ deleted: number; cursor?: string }> {
     const { commit, dlq } = this.deps;
+    const filter = this.workflowOnly(selection);
     const { page, cursor } = await commit.run(() => {
-      const taken = takePage(dlq.oldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1), selection.count, (e) => e.seq);
+      const taken = takePage(dlq.oldest(account.id, filter, selection.after, selection.count + 1), selection.count, (e) => e.seq);
       for (const e of taken.page) dlq.delete(account.id, e.dlqId);
       return taken;
-    });
+    }, [readDlqFilter(account.id, filter, selection.after, selection.count + 1)]);
     return compact({ deleted: page.length, cursor });
   }
 
@@ -197,7 +216,7 @@ export class WorkflowDlq {
   /** The new run starts over from the initial payload, with the old run's settings. */
   private restart(entry: DlqEntry, overrides: Overrides, nowMs: number): RunRecord {
     const old = this.oldRun(entry);
-    const initial = this.deps.runs.prefix(old.accountId, old.runId, 0)[0];
+    const initial = this.deps.runs.firstStep(old.accountId, old.runId);
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
     const run = this.newRun(old, overrides, nowMs);
     const m = this.freshMessage({ ...entry.message, kind: "message", url: old.url, method: "POST", headers: old.config.headers, body: initial.body }, run, nowMs);
@@ -230,7 +249,8 @@ export class WorkflowDlq {
       callerIp: old.callerIp,
       config,
     };
-    if (this.deps.runs.getRun(run.accountId, run.runId)) throw badRequest(`workflow run ${run.runId} already exists`);
+    // A named id may be taken (a generated one never is).
+    if (overrides.runId !== undefined && this.deps.runs.getRun(run.accountId, run.runId)) throw badRequest(`workflow run ${run.runId} already exists`);
     this.deps.runs.insertRun(run);
     this.deps.usage.count(run.accountId, WorkflowMetric.runStarted, 1, nowMs);
     return run;

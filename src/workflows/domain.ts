@@ -22,9 +22,9 @@ import { RunEndings, RunSettler, SettleRequests, type RunMessages } from "./run-
 import { RunEvents } from "./run-events.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
-import type { RunStore } from "./store.ts";
+import type { RunStorage } from "./store.ts";
 import { TriggerService } from "./trigger.ts";
-import type { WaitStore } from "./wait-store.ts";
+import type { WaitStorage } from "./wait-store.ts";
 import { WaitTimeouts } from "./wait-timeouts.ts";
 import { publishTimeout, WaitService } from "./waits.ts";
 
@@ -33,7 +33,7 @@ import { publishTimeout, WaitService } from "./waits.ts";
  * The workflow layer's parts the message engine calls into, built before the engine: what a
  * publish of a run does, what a run's delivery carries, how a run follows its messages.
  */
-export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, stores: { runs: RunStore; waits: WaitStore; dlq: DlqStorage }) {
+export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, stores: { runs: RunStorage; waits: WaitStorage; dlq: DlqStorage }) {
   const { runs, waits, dlq } = stores;
   const names = workflowHeaders(ctx.dialect);
   const publishes = new WorkflowPublishes(runs, ctx.dialect, usage);
@@ -64,7 +64,7 @@ export interface WorkflowEngine {
   lifecycle: MessageLifecycle;
   /** Disowns a cancelled message's attempt in flight. */
   forget: (messageId: string) => void;
-  /** An attempt of the message is under way. */
+  /** An attempt of the message is under way in this process. */
   inFlight: (messageId: string) => boolean;
   wake: Wake;
   publisher: PublishService;
@@ -79,7 +79,8 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
 
   const messages: RunMessages = {
     get: (accountId, id) => engine.messages.get(accountId, id),
-    inFlight: engine.inFlight,
+    // ACTIVE: claimed, by this process or by another one sharing the storage.
+    inFlight: (m) => m.state === "ACTIVE" || engine.inFlight(m.id),
     cancel: (m: MessageRecord, nowMs: number) => {
       if (!lifecycle.cancel(m, nowMs)) return false;
       engine.forget(m.id);
@@ -130,6 +131,8 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     /** The workflow fields of a DLQ entry of a run. */
     dlqFields: dlq.fields,
     services: [timeouts, leftovers] as BackgroundService[],
+    /** Another process sharing the storage stored a waiter. */
+    waitersChanged: timeouts.refresh,
     /** Test-double reset of one account (inside the reset's write). */
     reset(accountId: string) {
       waits.deleteAccount(accountId);

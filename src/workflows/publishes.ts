@@ -2,6 +2,7 @@ import type { Dialect } from "../core/dialect.ts";
 import { badRequest, HttpError } from "../core/errors.ts";
 import { ConfigSource, type PublishOptions } from "../messages/options.ts";
 import type { PublishInput } from "../messages/publish.ts";
+import type { Read } from "../store/group-commit.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun, failureCallbackOf, mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
@@ -9,7 +10,7 @@ import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
 import { readWorkflowPublish, stepIdentityOf, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
 import { isActive } from "./run-state.ts";
 import { bytesOf, textOf } from "./raw-steps.ts";
-import type { RunStore } from "./store.ts";
+import { readRuns, type RunStorage } from "./store.ts";
 
 /** The run is over (or never was): the SDK reads a 400 as "stop quietly, nothing to do". */
 export const runOver = (message: string) => new HttpError(400, message);
@@ -25,7 +26,7 @@ export class WorkflowPublishes {
   private readonly names: WorkflowHeaderNames;
 
   constructor(
-    private readonly runs: RunStore,
+    private readonly runs: RunStorage,
     private readonly dialect: Dialect,
     private readonly usage: UsageRecorder,
   ) {
@@ -34,6 +35,12 @@ export class WorkflowPublishes {
 
   /** Whether a publish belongs to a run: its refusals are then the whole request's answer. */
   readonly isWorkflow = (headers: Headers): boolean => headers.has(this.names.runId);
+
+  /** What admitting a publish reads: the run it names (declared with the storing write). */
+  readonly reads = (input: PublishInput): Read[] => {
+    const runId = input.headers.get(this.names.runId)?.trim();
+    return runId ? [readRuns(input.account.id, [runId])] : [];
+  };
 
   /** Runs inside the storing write: per message, the id of the message it duplicates, if any. */
   readonly admit = (input: PublishInput, messages: MessageRecord[], _options: PublishOptions, nowMs: number): Array<string | undefined> | undefined => {
@@ -66,7 +73,7 @@ export class WorkflowPublishes {
     const adopting = existing?.awaitingSdk && wf.triggerBySdk;
     if (existing && !adopting) {
       // A second trigger of the run: it answers with the first one's message.
-      const first = this.runs.prefix(accountId, wf.runId, 0)[0];
+      const first = this.runs.firstStep(accountId, wf.runId);
       if (!first) throw runOver(`workflow run ${wf.runId} exists already`);
       return first.messageId;
     }

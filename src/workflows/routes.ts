@@ -52,8 +52,8 @@ function runFilter(request: Request, accepts: readonly FilterKey[], strict: bool
 
 /** The workflow protocol's own endpoints (workflow messages themselves use publish and batch). */
 export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
-  const logs = ({ account, query, request }: { account: { id: string }; query: Record<string, unknown>; request: Request }) =>
-    compact(deps.runs.logs(account.id, runFilter(request, WORKFLOW_LOG_FILTERS, false, []), parseCursor(query.cursor), Number(query.count ?? 100)));
+  const logs = async ({ account, query, request }: { account: { id: string }; query: Record<string, unknown>; request: Request }) =>
+    compact(await deps.runs.logs(account.id, runFilter(request, WORKFLOW_LOG_FILTERS, false, []), parseCursor(query.cursor), Number(query.count ?? 100)));
 
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))

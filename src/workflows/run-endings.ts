@@ -7,8 +7,10 @@ import { headersOf, pairsOfMap } from "./headers.ts";
 import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
 import { endRun, type RunEnding } from "./run-state.ts";
-import type { RunStore } from "./store.ts";
-import type { WaitStore } from "./wait-store.ts";
+import { readMessages } from "../messages/store.ts";
+import type { Read } from "../store/group-commit.ts";
+import { readRuns, type RunStorage } from "./store.ts";
+import type { WaitStorage } from "./wait-store.ts";
 
 const METRIC: Record<RunEnding, string> = {
   finished: WorkflowMetric.runCompleted,
@@ -19,7 +21,7 @@ const METRIC: Record<RunEnding, string> = {
 /** Ends runs: the state change, durable with the write that causes it. */
 export class RunEndings {
   constructor(
-    private readonly runs: RunStore,
+    private readonly runs: RunStorage,
     private readonly usage: UsageRecorder,
   ) {}
 
@@ -41,8 +43,8 @@ export class RunEndings {
 export interface RunMessages {
   /** The message if it still waits or is in flight. */
   get(accountId: string, messageId: string): MessageRecord | undefined;
-  /** An attempt of it is under way in this process. */
-  inFlight(messageId: string): boolean;
+  /** An attempt of it is under way (in this process, or in another one sharing the storage). */
+  inFlight(m: MessageRecord): boolean;
   /** Cancels it (an attempt in flight is disowned); false if it was already gone. */
   cancel(m: MessageRecord, nowMs: number): boolean;
   /** Publishes a message as a client would (inside the write); returns its id. */
@@ -107,21 +109,21 @@ export class RunSettler {
   private leftovers: Leftover[] = [];
 
   constructor(
-    private readonly runs: RunStore,
-    private readonly waits: WaitStore,
+    private readonly runs: RunStorage,
+    private readonly waits: WaitStorage,
     private readonly messages: RunMessages,
     private readonly accounts: { byId(id: string): Account | undefined },
-    private readonly commit: { run<T>(write: () => T): Promise<T> },
+    private readonly commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> },
     private readonly clock: { now(): number },
     private readonly log: { error(message: string, fields?: Record<string, unknown>): void },
   ) {}
 
-  /** Inside a write: cancels the run's messages (see the class), ends its waits, answers its invoker. */
+  /** Inside a write that read the run with `settle`: cancels its messages (see the class), ends its waits, answers its invoker. */
   settle(run: RunRecord, nowMs: number): void {
     const spareInFlight = run.state !== "RUN_CANCELED";
     for (const entry of this.runs.steps(run.accountId, run.runId)) {
       const m = this.messages.get(run.accountId, entry.messageId);
-      if (m && !(spareInFlight && this.messages.inFlight(m.id))) this.messages.cancel(m, nowMs);
+      if (m && !(spareInFlight && this.messages.inFlight(m))) this.messages.cancel(m, nowMs);
     }
     this.waits.deleteRun(run.accountId, run.runId);
     this.answerInvoker(run, nowMs);
@@ -129,30 +131,40 @@ export class RunSettler {
     this.runs.saveRun(run);
   }
 
-  /** Settles every run left unsettled (at start: a crash between the two writes), and cancels `leftovers`. */
+  /**
+   * Settles every run left unsettled (at start: a crash between the two writes), and cancels
+   * `leftovers`. The runs are found first; the write settles those of them still unsettled.
+   */
   schedule(leftovers: Leftover[] = []): void {
     this.leftovers.push(...leftovers);
     if (this.scheduled) return;
     this.scheduled = true;
     let taken: Leftover[] = [];
-    this.commit
-      .run(() => {
-        this.scheduled = false;
+    void (async () => {
+      const unsettled = await this.runs.unsettledRuns(1000);
+      this.scheduled = false;
+      taken = this.leftovers;
+      this.leftovers = [];
+      if (taken.length === 0 && unsettled.length === 0) return;
+      const reads: Read[] = [readMessages(taken.map((l) => l.messageId))];
+      for (const [accountId, runIds] of groupByAccount(unsettled)) reads.push(readRuns(accountId, runIds, { settle: true }));
+      await this.commit.run(() => {
         const now = this.clock.now();
-        taken = this.leftovers;
-        this.leftovers = [];
         for (const { accountId, messageId } of taken) {
           const m = this.messages.get(accountId, messageId);
-          if (m && !this.messages.inFlight(m.id)) this.messages.cancel(m, now);
+          if (m && !this.messages.inFlight(m)) this.messages.cancel(m, now);
         }
-        for (const run of this.runs.unsettledRuns(1000)) this.settle(run, now);
-      })
-      .catch((error) => {
-        this.scheduled = false;
-        this.leftovers = taken.concat(this.leftovers);
-        // The marks stay: the next ended run or the next start settles them.
-        this.log.error("settling ended workflow runs failed", { error: String((error as Error)?.message ?? error) });
-      });
+        for (const { accountId, runId } of unsettled) {
+          const run = this.runs.getRun(accountId, runId);
+          if (run?.unsettled) this.settle(run, now);
+        }
+      }, reads);
+    })().catch((error) => {
+      this.scheduled = false;
+      this.leftovers = taken.concat(this.leftovers);
+      // The marks stay: the next ended run or the next start settles them.
+      this.log.error("settling ended workflow runs failed", { error: String((error as Error)?.message ?? error) });
+    });
   }
 
   /** `context.invoke` waits for this run: its result (or how it ended) becomes the invoker's next step. */
@@ -174,4 +186,10 @@ export class RunSettler {
       if (!(error instanceof HttpError)) throw error;
     }
   }
+}
+
+function groupByAccount(runs: RunRecord[]): Map<string, string[]> {
+  const byAccount = new Map<string, string[]>();
+  for (const run of runs) (byAccount.get(run.accountId) ?? byAccount.set(run.accountId, []).get(run.accountId)!).push(run.runId);
+  return byAccount;
 }

@@ -7,7 +7,7 @@ import type { FailureCallbackState, FailureFunction, StepDeliveryState, StepErro
 import { textOf } from "./raw-steps.ts";
 import type { RunEndings } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStore } from "./store.ts";
+import type { RunStorage } from "./store.ts";
 
 /** What the SDK's endpoint answered when a step failed: the error's message, else the body's text. */
 function failResponse(outcome: DeliveryOutcome, error: string): string {
@@ -41,7 +41,7 @@ function stepError(outcome: DeliveryOutcome, error: string, atMs: number): StepE
  */
 export class RunEvents implements MessageListener {
   constructor(
-    private readonly runs: RunStore,
+    private readonly runs: RunStorage,
     private readonly dlq: Pick<DlqStorage, "setFailureFunctionState">,
     private readonly endings: RunEndings,
     private readonly settler: { settleAfterCommit(): void; cancelAfterCommit(accountId: string, messageId: string): void },

@@ -1,23 +1,24 @@
 import { notFound } from "../core/errors.ts";
 import { headerMap } from "../messages/views.ts";
+import type { Read } from "../store/group-commit.ts";
 import type { RunRecord } from "./model.ts";
 import { rawStep, textOf, type RawStep } from "./raw-steps.ts";
 import type { RunEndings, RunSettler } from "./run-endings.ts";
 import { runLog, type InvokedRun, type WorkflowRunLog } from "./run-log.ts";
 import { isActive } from "./run-state.ts";
-import type { RunFilter, RunStore } from "./store.ts";
-import type { WaitStore } from "./wait-store.ts";
+import { readRuns, type RunFilter, type RunStorage } from "./store.ts";
+import type { WaitStorage } from "./wait-store.ts";
 
 /** Most runs one bulk cancel ends. */
 const MAX_BULK = 10_000;
 
 export interface RunServiceDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
-  runs: RunStore;
+  commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> };
+  runs: RunStorage;
   endings: RunEndings;
   settler: RunSettler;
-  waits: WaitStore;
+  waits: WaitStorage;
 }
 
 /** What clients and the SDK do with runs: end them, cancel them, read their steps and logs. */
@@ -36,50 +37,58 @@ export class RunService {
       const now = clock.now();
       const ended = cancel ? endings.end(run, "cancelled", now) : endings.end(run, "finished", now, { result: result || undefined });
       if (ended) settler.settle(run, now);
-    });
+    }, [readRuns(accountId, [runId], { settle: true })]);
   }
 
-  /** Cancels the given runs, or up to `count` runs matching `filter`; returns how many it cancelled. */
+  /**
+   * Cancels the given runs, or up to `count` runs matching `filter`; returns how many it cancelled.
+   * The runs a filter matches are found first; the write cancels those still running then.
+   */
   async cancel(accountId: string, selection: { runIds?: string[]; filter?: RunFilter; count?: number }): Promise<number> {
     const { commit, clock, runs, endings, settler } = this.deps;
+    const runIds =
+      selection.runIds ??
+      (await runs.listRuns(accountId, { ...selection.filter, states: ["RUN_STARTED"] }, null, Math.min(selection.count ?? MAX_BULK, MAX_BULK))).map(
+        (run) => run.runId,
+      );
+    if (runIds.length === 0) return 0;
     return commit.run(() => {
       const now = clock.now();
-      const targets = selection.runIds
-        ? selection.runIds.flatMap((id) => runs.getRun(accountId, id) ?? [])
-        : runs.listRuns(accountId, { ...selection.filter, states: ["RUN_STARTED"] }, null, Math.min(selection.count ?? MAX_BULK, MAX_BULK));
       let cancelled = 0;
-      for (const run of targets) {
-        if (!endings.end(run, "cancelled", now)) continue;
+      for (const id of runIds) {
+        const run = runs.getRun(accountId, id);
+        if (!run || !endings.end(run, "cancelled", now)) continue;
         settler.settle(run, now);
         cancelled++;
       }
       return cancelled;
-    });
+    }, [readRuns(accountId, runIds, { settle: true })]);
   }
 
   /** The run's step list while it runs (the SDK's lazy fetch); 404 once it has ended. */
-  rawSteps(accountId: string, runId: string): RawStep[] {
-    const run = this.deps.runs.getRun(accountId, runId);
+  async rawSteps(accountId: string, runId: string): Promise<RawStep[]> {
+    const run = await this.deps.runs.readRun(accountId, runId);
     if (!run || !isActive(run.state)) throw notFound(`workflow run ${runId} not found or already ended`);
-    return this.deps.runs.steps(accountId, runId).map(rawStep);
+    return (await this.deps.runs.readSteps(accountId, runId)).map(rawStep);
   }
 
   /** Runs as `client.logs()` reads them, newest first, with the cursor of the next page. */
-  logs(accountId: string, filter: RunFilter, cursor: number | null, count: number): { cursor?: string; runs: WorkflowRunLog[] } {
-    const found = this.deps.runs.listRuns(accountId, filter, cursor, count);
+  async logs(accountId: string, filter: RunFilter, cursor: number | null, count: number): Promise<{ cursor?: string; runs: WorkflowRunLog[] }> {
+    const found = await this.deps.runs.listRuns(accountId, filter, cursor, count);
     return {
       cursor: found.length === count ? String(found[found.length - 1]!.seq) : undefined,
-      runs: found.map((run) => this.log(run)),
+      runs: await Promise.all(found.map((run) => this.log(run))),
     };
   }
 
-  private log(run: RunRecord): WorkflowRunLog {
+  private async log(run: RunRecord): Promise<WorkflowRunLog> {
     const { runs, waits } = this.deps;
-    const invoked = runs.invokedBy(run.accountId, run.runId).flatMap((child): InvokedRun[] => {
-      if (!child.invoker) return [];
-      const start = runs.prefix(child.accountId, child.runId, 0)[0];
-      return [
-        {
+    const children = await runs.invokedBy(run.accountId, run.runId);
+    const invoked = await Promise.all(
+      children.map(async (child): Promise<InvokedRun | undefined> => {
+        if (!child.invoker) return undefined;
+        const [start] = await runs.readSteps(child.accountId, child.runId, 0);
+        return {
           runId: child.runId,
           url: child.url,
           createdAt: child.createdAt,
@@ -87,13 +96,14 @@ export class RunService {
           messageId: start?.messageId,
           body: start ? textOf(start.body) : "",
           headers: headerMap(child.config.headers),
-        },
-      ];
-    });
-    return runLog(run, runs.steps(run.accountId, run.runId), {
-      errors: runs.errors(run.accountId, run.runId),
-      waiting: waits.ofRun(run.accountId, run.runId),
-      invoked,
-    });
+        };
+      }),
+    );
+    const [steps, errors, waiting] = await Promise.all([
+      runs.readSteps(run.accountId, run.runId),
+      runs.errors(run.accountId, run.runId),
+      waits.ofRun(run.accountId, run.runId),
+    ]);
+    return runLog(run, steps, { errors, waiting, invoked: invoked.filter((i) => i !== undefined) });
   }
 }

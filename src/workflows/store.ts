@@ -1,130 +1,8 @@
 import type { Database } from "bun:sqlite";
-import { joinLabels, splitLabels } from "../model/labels.ts";
-import { HeaderPairs } from "../model/columns.ts";
-import { jsonColumn } from "../store/json-column.ts";
+import type { Maybe } from "../util/maybe.ts";
 import type { Filter } from "../filters/filter.ts";
-import { applyFilter } from "../filters/sql.ts";
-import { Where } from "../store/where.ts";
-import { ErrorHeadersJson, RunDataJson, StepDetailsJson } from "./columns.ts";
-import type { CallType, RunRecord, RunState, StepDeliveryState, StepDetails, StepEntry, StepError } from "./model.ts";
-
-interface RunRow {
-  seq: number;
-  account_id: string;
-  run_id: string;
-  url: string;
-  created_at: number;
-  state: string;
-  completed_at: number | null;
-  label: string | null;
-  caller_ip: string | null;
-  flow_key: string | null;
-  dlq_id: string | null;
-  result: string | null;
-  data: string;
-  unsettled: number;
-}
-
-type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk">;
-
-const readRunData = jsonColumn("workflow_runs.data", RunDataJson);
-const readHeaders = jsonColumn("workflow_steps.headers", HeaderPairs);
-const readDetails = jsonColumn("workflow_steps.details", StepDetailsJson);
-const readErrorHeaders = jsonColumn("workflow_step_errors.headers", ErrorHeadersJson);
-
-function toRun(r: RunRow): RunRecord {
-  const data: RunData = readRunData(r.data);
-  return {
-    accountId: r.account_id,
-    runId: r.run_id,
-    seq: r.seq,
-    url: r.url,
-    createdAt: r.created_at,
-    state: r.state as RunState,
-    completedAt: r.completed_at ?? undefined,
-    labels: splitLabels(r.label),
-    callerIp: r.caller_ip ?? undefined,
-    dlqId: r.dlq_id ?? undefined,
-    result: r.result ?? undefined,
-    unsettled: r.unsettled === 1 || undefined,
-    ...data,
-  };
-}
-
-function runParams(run: RunRecord) {
-  const data: RunData = {
-    config: run.config,
-    invoker: run.invoker,
-    failureFunction: run.failureFunction,
-    awaitingSdk: run.awaitingSdk || undefined,
-  };
-  return {
-    account_id: run.accountId,
-    run_id: run.runId,
-    url: run.url,
-    created_at: run.createdAt,
-    state: run.state,
-    completed_at: run.completedAt ?? null,
-    label: joinLabels(run.labels),
-    caller_ip: run.callerIp ?? null,
-    flow_key: run.config.flow?.key ?? null,
-    dlq_id: run.dlqId ?? null,
-    result: run.result ?? null,
-    data: JSON.stringify(data),
-    unsettled: run.unsettled ? 1 : 0,
-    invoker_run_id: run.invoker?.workflowRunId ?? null,
-  };
-}
-
-interface StepRow {
-  account_id: string;
-  run_id: string;
-  position: number;
-  message_id: string;
-  call_type: string;
-  url: string;
-  method: string;
-  body: Uint8Array;
-  created_at: number;
-  headers: string;
-  retries: number;
-  retry_delay: string | null;
-  state: string;
-  next_delivery_at: number | null;
-  details: string | null;
-}
-
-/** Where a run keeps what the filters look at (`time`: its creation). */
-const RUN_FILTER_COLUMNS = { time: "created_at", workflowRunId: "run_id", workflowCreatedAt: "created_at", state: "state" };
-
-function toStep(r: StepRow): StepEntry {
-  return {
-    accountId: r.account_id,
-    runId: r.run_id,
-    position: r.position,
-    messageId: r.message_id,
-    callType: r.call_type as CallType,
-    url: r.url,
-    method: r.method,
-    body: r.body,
-    createdAt: r.created_at,
-    headers: readHeaders(r.headers),
-    retries: r.retries,
-    retryDelayExpr: r.retry_delay ?? undefined,
-    state: r.state as StepDeliveryState,
-    nextDeliveryAt: r.next_delivery_at ?? undefined,
-    details: r.details ? readDetails(r.details) : undefined,
-  };
-}
-
-interface ErrorRow {
-  message_id: string;
-  time: number;
-  status: number;
-  error: string;
-  body: string;
-  headers: string;
-}
+import type { RunRecord, RunState, StepDeliveryState, StepDetails, StepEntry, StepError } from "./model.ts";
+import { errorsByMessage, runListQuery, runRowOf, stepRowOf, toRun, toStep, type ErrorRow, type RunRow, type StepRow } from "./run-rows.ts";
 
 /**
  * Filters of run listings (logs) and bulk cancel: the shared filters a run has (OR within one,
@@ -137,8 +15,70 @@ export interface RunFilter
   urlPrefix?: boolean;
 }
 
-/** Runs and their step lists: one row per run, one per step entry. */
-export class RunStore {
+/** Kinds of the workflow rows a write declares it reads (Transactor.run), for engines that load them first. */
+export const RUN_READS = { runs: "workflows/runs" } as const;
+
+export interface RunReadOptions {
+  /** The whole step list too (`steps`, `stepOfMessage`). */
+  steps?: boolean;
+  /**
+   * What settling the run touches (RunSettler.settle): its whole list, the messages of its list
+   * that still wait, and the run that invoked it (its answer joins that run).
+   */
+  settle?: boolean;
+}
+
+/** The write reads these runs (`getRun`, `firstStep`, `appendStep`), and with `opts` more of them. */
+export const readRuns = (accountId: string, runIds: string[], opts: RunReadOptions = {}) => ({ kind: RUN_READS.runs, accountId, runIds, ...opts });
+
+/**
+ * Runs and their step lists, as every engine keeps them. The first group runs inside a write,
+ * which declares the runs it reads (`readRuns`); a write about a message reads that message's run
+ * without declaring it (an engine that loads first loads the runs of the messages it loads). The
+ * second group reads outside writes and may answer later.
+ */
+export interface RunStorage {
+  insertRun(run: RunRecord): void;
+  /** Writes every field of a run back. */
+  saveRun(run: RunRecord): void;
+  getRun(accountId: string, runId: string): RunRecord | undefined;
+  /** Appends an entry at the end of the run's list (its message not delivered yet, unless given); returns its position. */
+  appendStep(entry: Omit<StepEntry, "position" | "state"> & { state?: StepDeliveryState }): number;
+  /** The run's first entry: its trigger's payload. */
+  firstStep(accountId: string, runId: string): StepEntry | undefined;
+  /** The whole list (declared with `steps` or `settle`). */
+  steps(accountId: string, runId: string): StepEntry[];
+  /** The run's entry of a message, declared with `steps` (a resumed run's list repeats the ids of the run it resumes). */
+  stepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined;
+  /** Points an entry at another message (the SDK's re-trigger of a run started without it). */
+  retagStep(entry: Pick<StepEntry, "accountId" | "runId" | "position" | "messageId" | "headers" | "retries" | "retryDelayExpr">): void;
+  /** How the delivery of a message of the run stands now. */
+  setDelivery(accountId: string, runId: string, messageId: string, state: StepDeliveryState, nextDeliveryAt?: number): void;
+  /** What the run's log needs of an entry, learnt after its publish. */
+  setDetails(accountId: string, runId: string, messageId: string, details: StepDetails): void;
+  /** A failed attempt of one of the run's messages (a step, a call, its failure function). */
+  addError(accountId: string, runId: string, messageId: string, e: StepError): void;
+  deleteRun(accountId: string, runId: string): void;
+  deleteAccount(accountId: string): void;
+
+  readRun(accountId: string, runId: string): Maybe<RunRecord | undefined>;
+  /** The run's list, up to and including position `upTo` when given. */
+  readSteps(accountId: string, runId: string, upTo?: number): Maybe<StepEntry[]>;
+  readStepOfMessage(accountId: string, runId: string, messageId: string): Maybe<StepEntry | undefined>;
+  /** Newest first; `beforeSeq` is the cursor of the previous page. */
+  listRuns(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number): Maybe<RunRecord[]>;
+  /** Runs that ended but still have to settle (see `unsettled`). */
+  unsettledRuns(limit: number): Maybe<RunRecord[]>;
+  /** The failed attempts of the run's messages, oldest first, by message id. */
+  errors(accountId: string, runId: string): Maybe<Map<string, StepError[]>>;
+  /** The runs this run started with `context.invoke`, oldest first. */
+  invokedBy(accountId: string, runId: string): Maybe<RunRecord[]>;
+  /** Runs that ended before `beforeMs` leave with their steps (plan log retention), a bounded batch per call; returns how many left. */
+  prune(accountId: string, beforeMs: number): Maybe<number>;
+}
+
+/** Runs and their step lists on SQLite: one row per run, one per step entry. */
+export class RunStore implements RunStorage {
   private readonly insertRunStmt;
   private readonly updateRunStmt;
   private readonly getRunStmt;
@@ -199,12 +139,12 @@ export class RunStore {
   }
 
   insertRun(run: RunRecord): void {
-    this.insertRunStmt.run(runParams(run));
+    this.insertRunStmt.run(runRowOf(run));
   }
 
   /** Writes every field of a run back (runs are small; one statement for every change). */
   saveRun(run: RunRecord): void {
-    this.updateRunStmt.run(runParams(run));
+    this.updateRunStmt.run(runRowOf(run));
   }
 
   getRun(accountId: string, runId: string): RunRecord | undefined {
@@ -215,23 +155,13 @@ export class RunStore {
   /** Appends an entry at the end of the run's list (its message not delivered yet, unless given); returns its position. */
   appendStep(entry: Omit<StepEntry, "position" | "state"> & { state?: StepDeliveryState }): number {
     const position = this.nextPositionStmt.get(entry.accountId, entry.runId)!.n;
-    this.insertStepStmt.run({
-      account_id: entry.accountId,
-      run_id: entry.runId,
-      position,
-      message_id: entry.messageId,
-      call_type: entry.callType,
-      url: entry.url,
-      method: entry.method,
-      body: entry.body,
-      created_at: entry.createdAt,
-      headers: JSON.stringify(entry.headers),
-      retries: entry.retries,
-      retry_delay: entry.retryDelayExpr ?? null,
-      state: entry.state ?? "PENDING",
-      details: entry.details ? JSON.stringify(entry.details) : null,
-    });
+    const { next_delivery_at: _, ...row } = stepRowOf({ ...entry, position, state: entry.state ?? "PENDING" });
+    this.insertStepStmt.run(row);
     return position;
+  }
+
+  firstStep(accountId: string, runId: string): StepEntry | undefined {
+    return this.prefix(accountId, runId, 0)[0];
   }
 
   /** How the delivery of a message of the run stands now. */
@@ -251,13 +181,7 @@ export class RunStore {
 
   /** The failed attempts of the run's messages, oldest first, by message id. */
   errors(accountId: string, runId: string): Map<string, StepError[]> {
-    const byMessage = new Map<string, StepError[]>();
-    for (const r of this.errorsStmt.all(accountId, runId)) {
-      const list = byMessage.get(r.message_id) ?? [];
-      list.push({ error: r.error, body: r.body, headers: readErrorHeaders(r.headers), status: r.status, time: r.time });
-      byMessage.set(r.message_id, list);
-    }
-    return byMessage;
+    return errorsByMessage(this.errorsStmt.all(accountId, runId));
   }
 
   /** The runs this run started with `context.invoke`, oldest first. */
@@ -270,8 +194,20 @@ export class RunStore {
   }
 
   /** The run's list up to and including `position`. */
-  prefix(accountId: string, runId: string, position: number): StepEntry[] {
+  private prefix(accountId: string, runId: string, position: number): StepEntry[] {
     return this.prefixStmt.all(accountId, runId, position).map(toStep);
+  }
+
+  readRun(accountId: string, runId: string): RunRecord | undefined {
+    return this.getRun(accountId, runId);
+  }
+
+  readSteps(accountId: string, runId: string, upTo?: number): StepEntry[] {
+    return upTo === undefined ? this.steps(accountId, runId) : this.prefix(accountId, runId, upTo);
+  }
+
+  readStepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined {
+    return this.stepOfMessage(accountId, runId, messageId);
   }
 
   /** The run's entry of a message (a resumed run's list repeats the ids of the run it resumes). */
@@ -300,15 +236,7 @@ export class RunStore {
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
   listRuns(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number): RunRecord[] {
-    const prefixes = f.urlPrefix ? f.urls : undefined;
-    const where = applyFilter(new Where("account_id", accountId), { ...f, urls: prefixes ? undefined : f.urls, messageIds: undefined }, RUN_FILTER_COLUMNS);
-    where.add("seq", "<", beforeSeq ?? undefined);
-    if (prefixes?.length) where.raw(`(${prefixes.map((p) => `substr(url, 1, length(${where.bind(p)})) = ${where.bind(p)}`).join(" OR ")})`);
-    if (f.messageIds?.length) {
-      const ids = f.messageIds.map((id) => where.bind(id));
-      where.raw(`run_id IN (SELECT run_id FROM workflow_steps WHERE account_id = ${where.bind(accountId)} AND message_id IN (${ids.join(", ")}))`);
-    }
-    const { sql, params } = where.select("workflow_runs", "seq DESC", limit);
+    const { sql, params } = runListQuery(accountId, f, beforeSeq, limit);
     return this.db.query<RunRow, Record<string, string | number>>(sql).all(params).map(toRun);
   }
 

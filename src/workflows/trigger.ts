@@ -6,7 +6,7 @@ import type { PublishService } from "../messages/publish.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import { bytesOf } from "./raw-steps.ts";
-import type { RunStore } from "./store.ts";
+import type { RunStorage } from "./store.ts";
 
 export interface TriggerRequest {
   /** What follows `/v2/trigger/`: the workflow URL (and its query). */
@@ -37,7 +37,7 @@ export interface BatchTrigger {
 export class TriggerService {
   constructor(
     private readonly publisher: PublishService,
-    private readonly runs: RunStore,
+    private readonly runs: RunStorage,
     private readonly dialect: Dialect,
     private readonly names: WorkflowHeaderNames,
   ) {}
@@ -53,7 +53,7 @@ export class TriggerService {
     const deduplicated = !Array.isArray(body) && body.deduplicated;
     return {
       workflowRunId: runId,
-      workflowCreatedAt: this.runs.getRun(account.id, runId)?.createdAt ?? 0,
+      workflowCreatedAt: (await this.runs.readRun(account.id, runId))?.createdAt ?? 0,
       ...(deduplicated ? { deduplicated: true } : {}),
     };
   }

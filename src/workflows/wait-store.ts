@@ -1,38 +1,49 @@
 import type { Database } from "bun:sqlite";
-import { jsonColumn } from "../store/json-column.ts";
-import { WaiterDataJson } from "./columns.ts";
+import type { Maybe } from "../util/maybe.ts";
 import type { Waiter } from "./model.ts";
+import { toWaiter, waiterRowOf, type StoredWaiter, type WaiterRow } from "./run-rows.ts";
 
-interface WaiterRow {
-  id: number;
-  account_id: string;
-  run_id: string;
-  event_id: string;
-  created_at: number;
-  deadline: number;
-  data: string;
+export type { StoredWaiter } from "./run-rows.ts";
+
+/** Kinds of the wait rows a write declares it reads (Transactor.run), for engines that load them first. */
+export const WAIT_READS = { waiting: "workflows/waiting", due: "workflows/due-waiters", kept: "workflows/kept-events" } as const;
+
+/** The write reads the waiters of an event (`waiting`, same arguments), and the runs they belong to. */
+export const readWaiting = (accountId: string, eventId: string, runId?: string) => ({ kind: WAIT_READS.waiting, accountId, eventId, runId });
+/** The write takes waiters whose deadline passed (`due`, same arguments), and reads their runs. */
+export const readDueWaiters = (nowMs: number, limit: number) => ({ kind: WAIT_READS.due, nowMs, limit });
+/** The write takes an event kept for a run (`takeKept`, same arguments), and reads the run. */
+export const readKept = (accountId: string, runId: string, eventId: string) => ({ kind: WAIT_READS.kept, accountId, runId, eventId });
+
+/**
+ * Waiting steps and the events kept for runs that wait for them later, as every engine keeps
+ * them. `waiting`, `due` and `takeKept` run inside a write that declares them; the rest of the
+ * first group writes without reading; the last group reads outside writes.
+ */
+export interface WaitStorage {
+  insert(w: Waiter): void;
+  /** Every waiter of an event, or only those of one run. */
+  waiting(accountId: string, eventId: string, runId?: string): StoredWaiter[];
+  /** False when it was already gone (notified or timed out meanwhile). */
+  delete(id: number): boolean;
+  /** Waiters whose deadline is at or before `nowMs`, earliest first. */
+  due(nowMs: number, limit: number): StoredWaiter[];
+  keep(accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number): void;
+  /** Takes the oldest event kept for this run and event id, if any. */
+  takeKept(accountId: string, runId: string, eventId: string): Uint8Array | undefined;
+  /** A run that ended waits for nothing any more. */
+  deleteRun(accountId: string, runId: string): void;
+  deleteAccount(accountId: string): void;
+
+  /** As `waiting`, outside a write. */
+  readWaiting(accountId: string, eventId: string): Maybe<StoredWaiter[]>;
+  ofRun(accountId: string, runId: string): Maybe<StoredWaiter[]>;
+  /** The earliest deadline of any waiter, or null. */
+  nextDeadline(): Maybe<number | null>;
 }
 
-type WaiterData = Pick<Waiter, "url" | "headers" | "timeoutUrl" | "timeoutBody" | "timeoutHeaders" | "timeout" | "step">;
-
-export type StoredWaiter = Waiter & { id: number };
-
-const readData = jsonColumn("workflow_waiters.data", WaiterDataJson);
-
-function toWaiter(r: WaiterRow): StoredWaiter {
-  return {
-    id: r.id,
-    accountId: r.account_id,
-    runId: r.run_id,
-    eventId: r.event_id,
-    createdAt: r.created_at,
-    deadline: r.deadline,
-    ...readData(r.data),
-  };
-}
-
-/** Waiting steps and the events kept for runs that wait for them later. */
-export class WaitStore {
+/** Waiting steps and kept events on SQLite. */
+export class WaitStore implements WaitStorage {
   private readonly insertStmt;
   private readonly byEventStmt;
   private readonly byRunEventStmt;
@@ -46,7 +57,7 @@ export class WaitStore {
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(
-      "INSERT INTO workflow_waiters (account_id, run_id, event_id, created_at, deadline, data) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO workflow_waiters (account_id, run_id, event_id, created_at, deadline, data) VALUES ($account_id, $run_id, $event_id, $created_at, $deadline, $data)",
     );
     this.byEventStmt = db.prepare<WaiterRow, [string, string]>(
       "SELECT * FROM workflow_waiters WHERE account_id = ? AND event_id = ? ORDER BY id",
@@ -69,30 +80,23 @@ export class WaitStore {
     this.dropKeptStmt = db.prepare("DELETE FROM workflow_kept_events WHERE id = ?");
   }
 
-  insert(w: Waiter): number {
-    const data: WaiterData = {
-      url: w.url,
-      headers: w.headers,
-      timeoutUrl: w.timeoutUrl,
-      timeoutBody: w.timeoutBody,
-      timeoutHeaders: w.timeoutHeaders,
-      timeout: w.timeout,
-      step: w.step,
-    };
-    return Number(this.insertStmt.run(w.accountId, w.runId, w.eventId, w.createdAt, w.deadline, JSON.stringify(data)).lastInsertRowid);
+  insert(w: Waiter): void {
+    this.insertStmt.run(waiterRowOf(w));
   }
 
-  /** Every waiter of an event, or only those of one run. */
   waiting(accountId: string, eventId: string, runId?: string): StoredWaiter[] {
     const rows = runId === undefined ? this.byEventStmt.all(accountId, eventId) : this.byRunEventStmt.all(accountId, runId, eventId);
     return rows.map(toWaiter);
+  }
+
+  readWaiting(accountId: string, eventId: string): StoredWaiter[] {
+    return this.waiting(accountId, eventId);
   }
 
   ofRun(accountId: string, runId: string): StoredWaiter[] {
     return this.byRunStmt.all(accountId, runId).map(toWaiter);
   }
 
-  /** False when it was already gone (notified or timed out meanwhile). */
   delete(id: number): boolean {
     return this.deleteStmt.run(id).changes > 0;
   }
@@ -109,7 +113,6 @@ export class WaitStore {
     this.keepStmt.run(accountId, runId, eventId, nowMs, data);
   }
 
-  /** Takes the oldest event kept for this run and event id, if any. */
   takeKept(accountId: string, runId: string, eventId: string): Uint8Array | undefined {
     const row = this.keptStmt.get(accountId, runId, eventId);
     if (!row) return undefined;
@@ -117,7 +120,6 @@ export class WaitStore {
     return row.data;
   }
 
-  /** A run that ended waits for nothing any more. */
   deleteRun(accountId: string, runId: string): void {
     this.db.query("DELETE FROM workflow_waiters WHERE account_id = ? AND run_id = ?").run(accountId, runId);
     this.db.query("DELETE FROM workflow_kept_events WHERE account_id = ? AND run_id = ?").run(accountId, runId);

@@ -1,7 +1,8 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
-import type { StoredWaiter, WaitStore } from "./wait-store.ts";
+import { readDueWaiters, type StoredWaiter, type WaitStorage } from "./wait-store.ts";
+import type { Read } from "../store/group-commit.ts";
 
 const BATCH = 200;
 /** Wall-clock pause before trying again after a failed write (locked or full database). */
@@ -18,9 +19,9 @@ export class WaitTimeouts {
   private running = false;
 
   constructor(
-    private readonly waits: WaitStore,
+    private readonly waits: WaitStorage,
     private readonly clock: Clock,
-    private readonly commit: { run<T>(write: () => T): Promise<T> },
+    private readonly commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> },
     private readonly accounts: { byId(id: string): Account | undefined },
     /** Inside the write: the waiter timed out (it is already removed from the store). */
     private readonly timedOut: (account: Account, waiter: StoredWaiter, nowMs: number) => void,
@@ -29,7 +30,7 @@ export class WaitTimeouts {
 
   start(): void {
     this.running = true;
-    this.arm();
+    void this.arm();
   }
 
   stop(): void {
@@ -44,10 +45,17 @@ export class WaitTimeouts {
     if (this.running && deadlineMs < this.timerAt) this.armAt(deadlineMs);
   };
 
-  private arm(): void {
-    if (!this.running) return;
-    const next = this.waits.nextDeadline();
-    if (next !== null) this.armAt(next);
+  /** Another process sharing the storage stored a waiter: its deadline may be the earliest now. */
+  readonly refresh = (): void => void this.arm();
+
+  private arm(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return Promise.resolve(this.waits.nextDeadline()).then(
+      (next) => {
+        if (next !== null && this.running && next < this.timerAt) this.armAt(next);
+      },
+      (error) => this.retryLater("reading the next wait deadline", error),
+    );
   }
 
   private armAt(atMs: number): void {
@@ -56,28 +64,31 @@ export class WaitTimeouts {
     this.cancelTimer = this.clock.at(atMs, () => {
       this.timerAt = Infinity;
       this.cancelTimer = null;
-      this.fireDue();
+      return this.fireDue();
     });
   }
 
-  private fireDue(): void {
-    if (!this.running) return;
-    this.commit
+  /** Resolves once the timeouts are written and the next deadline is armed. */
+  private fireDue(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    const now = this.clock.now();
+    return this.commit
       .run(() => {
-        const now = this.clock.now();
         const due = this.waits.due(now, BATCH);
         for (const waiter of due) {
           const account = this.accounts.byId(waiter.accountId);
           if (this.waits.delete(waiter.id) && account) this.timedOut(account, waiter, now);
         }
         return due.length;
-      })
+      }, [readDueWaiters(now, BATCH)])
       .then(
         (fired) => (fired === BATCH ? this.fireDue() : this.arm()),
-        (error) => {
-          this.log.error("workflow wait timeouts failed; trying again", { error: String((error as Error)?.message ?? error) });
-          setTimeout(() => this.fireDue(), RETRY_MS);
-        },
+        (error) => this.retryLater("workflow wait timeouts", error),
       );
+  }
+
+  private retryLater(what: string, error: unknown): void {
+    this.log.error(`${what} failed; trying again`, { error: String((error as Error)?.message ?? error) });
+    setTimeout(() => this.fireDue(), RETRY_MS);
   }
 }

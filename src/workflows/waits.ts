@@ -9,8 +9,9 @@ import type { WorkflowHeaderNames } from "./protocol.ts";
 import { bytesOf } from "./raw-steps.ts";
 import type { RunMessages } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStore } from "./store.ts";
-import type { StoredWaiter, WaitStore } from "./wait-store.ts";
+import { readRuns, type RunStorage } from "./store.ts";
+import { readKept, readWaiting, type StoredWaiter, type WaitStorage } from "./wait-store.ts";
+import type { Read } from "../store/group-commit.ts";
 
 /** What `POST /v2/wait/{eventId}` sends (the SDK's `WaitRequest`). */
 export interface WaitRequest {
@@ -34,7 +35,7 @@ export interface NotifyResult {
 const DEFAULT_TIMEOUT = "7d";
 
 /** Inside a write: the deadline passed without the event; the waiting step learns it timed out. */
-export function publishTimeout(messages: RunMessages, runs: RunStore, account: Account, waiter: StoredWaiter, nowMs: number): void {
+export function publishTimeout(messages: RunMessages, runs: RunStorage, account: Account, waiter: StoredWaiter, nowMs: number): void {
   const step = { ...waiter.step, waitEventId: waiter.eventId, timeout: waiter.timeout, waitTimeout: true };
   try {
     const messageId = messages.publish(account, waiter.timeoutUrl, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
@@ -59,11 +60,11 @@ export function waiterView(w: Waiter) {
 
 export interface WaitDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
+  commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> };
   names: WorkflowHeaderNames;
   lowerPrefix: string;
-  runs: RunStore;
-  waits: WaitStore;
+  runs: RunStorage;
+  waits: WaitStorage;
   messages: RunMessages;
   /** A waiter with this deadline was stored: its timeout must fire then. */
   deadlineAdded: (deadlineMs: number) => void;
@@ -117,7 +118,7 @@ export class WaitService {
       }
       waits.insert(waiter);
       return waiter.deadline;
-    });
+    }, [readRuns(account.id, [runId]), readKept(account.id, runId, eventId)]);
     if (deadline !== undefined) this.deps.deadlineAdded(deadline);
   }
 
@@ -145,11 +146,11 @@ export class WaitService {
         if (run && isActive(run.state)) waits.keep(account.id, runId, eventId, data, now);
       }
       return results;
-    });
+    }, [readWaiting(account.id, eventId, runId), ...(runId === undefined ? [] : [readRuns(account.id, [runId])])]);
   }
 
-  waiters(account: Account, eventId: string) {
-    return this.deps.waits.waiting(account.id, eventId).map(waiterView);
+  async waiters(account: Account, eventId: string) {
+    return (await this.deps.waits.readWaiting(account.id, eventId)).map(waiterView);
   }
 
   private publishEvent(account: Account, waiter: Waiter, data: Uint8Array, nowMs: number): string {

@@ -61,9 +61,9 @@ describe("workflow run store", () => {
     expect(runs.appendStep(step("wfr_1", "m0", "payload"))).toBe(0);
     expect(runs.appendStep(step("wfr_1", "m1", '{"stepId":1}'))).toBe(1);
     expect(runs.appendStep(step("wfr_1", "m2", '{"stepId":2}'))).toBe(2);
-    expect(runs.prefix("acc", "wfr_1", 1).map((e) => e.messageId)).toEqual(["m0", "m1"]);
+    expect(runs.readSteps("acc", "wfr_1", 1).map((e) => e.messageId)).toEqual(["m0", "m1"]);
     expect(runs.stepOfMessage("acc", "wfr_1", "m2")).toMatchObject({ position: 2, runId: "wfr_1" });
-    const body = JSON.parse(new TextDecoder().decode(encodeRawSteps(runs.prefix("acc", "wfr_1", 0))));
+    const body = JSON.parse(new TextDecoder().decode(encodeRawSteps(runs.readSteps("acc", "wfr_1", 0))));
     expect(body).toEqual([{ messageId: "m0", body: Buffer.from("payload").toString("base64"), callType: "step" }]);
   });
 
@@ -165,8 +165,9 @@ describe("workflow wait store", () => {
 
   test("waiters are found by event (all runs or one), by run, and by deadline; a delete happens once", () => {
     const { waits } = fresh();
-    const a = waits.insert(waiter("r1", "evt", 500));
+    waits.insert(waiter("r1", "evt", 500));
     waits.insert(waiter("r2", "evt", 300));
+    const a = waits.waiting("acc", "evt", "r1")[0]!.id;
     waits.insert(waiter("r2", "other", 900));
     expect(waits.waiting("acc", "evt").map((w) => w.runId)).toEqual(["r1", "r2"]);
     expect(waits.waiting("acc", "evt", "r2").map((w) => w.runId)).toEqual(["r2"]);

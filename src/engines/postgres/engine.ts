@@ -19,7 +19,7 @@ import { POSTGRES_MIGRATIONS } from "./schema.ts";
 import { PgScheduleStore } from "./schedules.ts";
 import { PostgresTicks } from "./tick.ts";
 import { num } from "./values.ts";
-import { unavailableWorkflowStores } from "./workflows.ts";
+import { PgWorkflowStore } from "./workflows.ts";
 
 export interface PostgresEngineOptions {
   url: string;
@@ -68,6 +68,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   const promotions = new PgQueuePromotions(messages);
   const releases = new PgFlowReleases(messages);
   const schedules = new PgScheduleStore(sql, scheduleTable as never);
+  const workflows = new PgWorkflowStore(sql, messages);
   const dueListeners: Array<(atMs?: number) => void> = [];
   const wake = (atMs?: number) => dueListeners.forEach((fn) => fn(atMs));
   promotions.onPromoted = wake;
@@ -85,15 +86,18 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     groups: new PgUrlGroupStore(tables.groups, tables.endpoints),
     dedup,
     rollups,
-    ...unavailableWorkflowStores(),
+    runs: workflows.runStore,
+    waits: workflows.waitStore,
     search: new PgIndexStore(tables.search) as unknown as Stores["search"],
     vector: new PgIndexStore(tables.vector) as unknown as Stores["vector"],
     usageLedger: new PgUsageLedger(tables.ledger),
   };
   // The order changes are written in: small tables first (a queue before its messages), the
   // messages, what rides on them, then the set-based follow-ups that read what was just written.
+  // Workflow runs load after the messages (a message's run is read with it) and before the DLQ
+  // (runs are locked before DLQ entries, in every tick).
   const cached = [tables.accounts, tables.groups, tables.endpoints, tables.queues, tables.flowKeys, tables.rateStarts, tables.search, tables.vector, tables.ledger];
-  ticks.register([...cached, schedules, messages, events, dlq, dedup, rollups, promotions, releases]);
+  ticks.register([...cached, schedules, messages, workflows, events, dlq, dedup, rollups, promotions, releases]);
   await Promise.all([...cached, scheduleTable].map((t) => t.reload()));
 
   // With each tick's commit: the other nodes hear what became due and which tables changed.
@@ -102,6 +106,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     if (due !== null) await tx.notify(DUE, `${nodeId}|${due}`);
     const changed = cached.filter((t) => t.changedInTick).map((t) => t.table);
     if (schedules.changedInTick) changed.push("schedules");
+    if (workflows.waitersChangedInTick) changed.push("workflow_waiters");
     if (changed.length > 0) await tx.notify(CONFIG, `${nodeId}|${changed.join(",")}`);
   };
 
@@ -110,7 +115,9 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   const byName = new Map([...cached, scheduleTable].map((t) => [t.table, t]));
   const reload = (table: string) => {
     const t = byName.get(table);
-    if (!t || reloading.has(table)) return;
+    // A table not kept in memory: its watchers read what they need themselves.
+    if (!t) return watchers.get(table)?.forEach((fn) => fn());
+    if (reloading.has(table)) return;
     const work = t
       .reload()
       .then(() => watchers.get(table)?.forEach((fn) => fn()))

@@ -73,6 +73,10 @@ export class PgMessageStore implements MessageStorage, TickPart {
   private readonly attempts = new Map<string, number>();
   /** The flow-control partition of each attempt this node holds that has one. */
   private readonly attemptParts = new Map<string, number>();
+  /** The workflow run of each attempt this node holds that belongs to one. */
+  private readonly attemptRuns = new Map<string, { accountId: string; runId: string }>();
+  /** The workflow runs of the messages this tick's writes read (their writes read the runs too). */
+  private tickRuns: Array<{ accountId: string; runId: string }> = [];
   /** The earliest dispatch time this tick wrote (the other nodes are told). */
   private tickDue: number | null = null;
   /** Claims the tick being committed handed out. */
@@ -101,6 +105,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     inserted.m.state = "ACTIVE";
     inserted.m.dispatchAt = null;
     this.attempts.set(id, 1);
+    this.noteAttemptRun(inserted.m);
   }
 
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
@@ -131,6 +136,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     for (const m of out) {
       this.attempts.set(m.id, this.attemptOf(m));
       if (m.flow) this.attemptParts.set(m.id, partitionOf(m.accountId, m.flow.key, PARTITIONS));
+      this.noteAttemptRun(m);
     }
     return out;
   }
@@ -178,6 +184,24 @@ export class PgMessageStore implements MessageStorage, TickPart {
     if (this.nextDue === null || atMs < this.nextDue) this.nextDue = atMs;
   }
 
+  /** The workflow runs of the messages the tick's writes read by id or filter, or record outcomes of. */
+  runsOfTick(): Array<{ accountId: string; runId: string }> {
+    return this.tickRuns;
+  }
+
+  /** Loads more messages into the tick (a workflow run's list), skipping rows another transaction holds. */
+  async loadMore(tx: Tx, ids: string[]): Promise<void> {
+    const fresh = ids.filter((id) => !this.loaded.has(id));
+    if (fresh.length === 0) return;
+    const rows = await tx`SELECT * FROM messages WHERE id = ANY(${fresh}) FOR UPDATE SKIP LOCKED`;
+    for (const id of fresh) this.loaded.set(id, null);
+    for (const row of rows) this.loaded.set(row.id, fromRow(messageRowOf(row)));
+  }
+
+  private noteAttemptRun(m: MessageRecord): void {
+    if (m.workflow) this.attemptRuns.set(m.id, { accountId: m.accountId, runId: m.workflow.runId });
+  }
+
   // --- reads outside a tick ---
 
   async census(nowMs: number): Promise<MessageCensus> {
@@ -216,6 +240,15 @@ export class PgMessageStore implements MessageStorage, TickPart {
       else if (r.kind === MESSAGE_READS.account) await this.preloadAccount(tx, (r as unknown as { accountId: string }).accountId);
       else if (r.kind === MESSAGE_READS.claims) await this.preloadClaims(tx, (r as unknown as { ids: string[] }).ids);
     }
+    // A message's events read its workflow run (an account's reset deletes, so it reads none).
+    const runs = new Map<string, { accountId: string; runId: string }>();
+    const deleted = new Set([...this.accountIds.values()].flat());
+    for (const m of this.loaded.values()) if (m?.workflow && !deleted.has(m.id)) runs.set(`${m.accountId}\u0000${m.workflow.runId}`, { accountId: m.accountId, runId: m.workflow.runId });
+    for (const id of this.heldClaims) {
+      const run = this.attemptRuns.get(id);
+      if (run) runs.set(`${run.accountId}\u0000${run.runId}`, run);
+    }
+    this.tickRuns = [...runs.values()];
     const due = reads.find((r) => r.kind === MESSAGE_READS.due) as { nowMs: number; limit: number } | undefined;
     if (due) await this.claimDue(tx, due.nowMs, due.limit);
   }
@@ -337,12 +370,14 @@ export class PgMessageStore implements MessageStorage, TickPart {
     this.found.clear();
     this.heldClaims.clear();
     this.accountIds.clear();
+    this.tickRuns = [];
   }
 
   /** Forgets attempts of this node that are over (outcome recorded, or handed back). */
   forgetAttempt(id: string): void {
     this.attempts.delete(id);
     this.attemptParts.delete(id);
+    this.attemptRuns.delete(id);
   }
 
   // --- helpers ---
