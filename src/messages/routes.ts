@@ -30,8 +30,21 @@ export function publishRoute(ctx: AppContext, publisher: PublishService): FastRo
   };
 }
 
-async function publishAnswer(ctx: AppContext, publisher: PublishService, account: Account, request: Request, server: RequestServer) {
-  const { destination, query } = parseDestination(rawAfter(request, "/v2/publish/"), ctx.dialect);
+function publishAnswer(ctx: AppContext, publisher: PublishService, account: Account, request: Request, server: RequestServer) {
+  return publishTo(ctx, publisher, { account, request, server, rawDestination: rawAfter(request, "/v2/publish/") });
+}
+
+/**
+ * Publishes a request's body to the destination in its raw path (a URL or a URL Group, with the
+ * query keys that belong to it), into `queueName` when given: the answer of publish and enqueue.
+ */
+export async function publishTo(
+  ctx: AppContext,
+  publisher: PublishService,
+  input: { account: Account; request: Request; server: RequestServer; rawDestination: string; queueName?: string },
+): Promise<Response> {
+  const { account, request } = input;
+  const { destination, query } = parseDestination(input.rawDestination, ctx.dialect);
   const body = await readBodyLimited(request, account.limits.maxMessageSize);
   const result = await publisher.publish({
     account,
@@ -39,7 +52,8 @@ async function publishAnswer(ctx: AppContext, publisher: PublishService, account
     headers: request.headers,
     query,
     body,
-    callerIp: callerIp(server, request),
+    callerIp: callerIp(input.server, request),
+    queueName: input.queueName,
   });
   return Response.json(result.body, { status: result.status });
 }

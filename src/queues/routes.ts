@@ -5,10 +5,9 @@ import { badRequest } from "../core/errors.ts";
 import type { Account } from "../accounts/accounts.ts";
 import type { FastRoute } from "../http/app.ts";
 import { authenticateMessaging, messagingAuth } from "../http/auth.ts";
-import { readBodyLimited } from "../http/body.ts";
-import { parseDestination } from "../messages/destination.ts";
 import type { PublishService } from "../messages/publish.ts";
-import { callerIp, rawAfter, type RequestServer } from "../http/request.ts";
+import { publishTo } from "../messages/routes.ts";
+import { rawAfter, type RequestServer } from "../http/request.ts";
 import type { QueueService } from "./service.ts";
 import { Type } from "@sinclair/typebox";
 import { apiDoc, jsonContent, rawBody } from "../openapi/doc.ts";
@@ -84,18 +83,7 @@ async function enqueueAnswer(
   if (slash <= 0) throw badRequest("invalid enqueue path: expected /v2/enqueue/{queue}/{destination}");
   const queueName = decodeName(rest.slice(0, slash));
   queues.checkCanUse(account, queueName);
-  const { destination, query } = parseDestination(rest.slice(slash + 1), ctx.dialect);
-  const body = await readBodyLimited(request, account.limits.maxMessageSize);
-  const result = await publisher.publish({
-    account,
-    destination,
-    headers: request.headers,
-    query,
-    body,
-    callerIp: callerIp(server, request),
-    queueName,
-  });
-  return Response.json(result.body, { status: result.status });
+  return publishTo(ctx, publisher, { account, request, server, rawDestination: rest.slice(slash + 1), queueName });
 }
 
 function decodeName(raw: string): string {
