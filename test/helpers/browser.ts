@@ -2,6 +2,7 @@ import chromium from "@sparticuz/chromium";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { consoleLink } from "../../src/banner.ts";
 import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
 
 /**
@@ -60,6 +61,19 @@ export function watchPage(page: Page, allowedOrigin: string) {
   return { foreignRequests, errors };
 }
 
+/**
+ * A console tab in `browser` at 1280×800, opened with the banner's link (the token in the URL
+ * fragment), watched for foreign requests and script errors; confirmation dialogs are accepted.
+ */
+export async function openConsole(browser: Browser, url: string, token: string) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  const watched = watchPage(page, url);
+  page.on("dialog", (dialog) => void dialog.accept());
+  await page.goto(consoleLink(url, token));
+  return { page, watched, ui: consoleDriver(page) };
+}
+
 /** How long a browser test waits for the console to show something. */
 export const UI_WAIT = 10_000;
 
@@ -90,10 +104,13 @@ export function consoleDriver(page: Page, screenshotDir = process.env.SVCD_SCREE
         selector,
         text,
       ),
-    /** Waits until no element matching `selector` shows `text`. */
+    /** Waits until there are elements matching `selector` and none of them shows `text`. */
     waitForNoText: (selector: string, text: string) =>
       page.waitForFunction(
-        (sel, t) => !Array.from((globalThis as any).document.querySelectorAll(sel)).some((el) => (el as any).innerText.includes(t)),
+        (sel, t) => {
+          const found = Array.from((globalThis as any).document.querySelectorAll(sel));
+          return found.length > 0 && !found.some((el) => (el as any).innerText.includes(t));
+        },
         { timeout: UI_WAIT },
         selector,
         text,
@@ -145,3 +162,5 @@ export function consoleDriver(page: Page, screenshotDir = process.env.SVCD_SCREE
     },
   };
 }
+
+export type ConsoleDriver = ReturnType<typeof consoleDriver>;

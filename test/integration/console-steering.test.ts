@@ -5,8 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { consoleLink } from "../../src/banner.ts";
-import { consoleDriver, launchBrowser, UI_WAIT, watchPage } from "../helpers/browser.ts";
+import { launchBrowser, openConsole, UI_WAIT, watchPage, type ConsoleDriver } from "../helpers/browser.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -17,17 +16,12 @@ let receiver: Receiver;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let page: Page;
 let watched: ReturnType<typeof watchPage>;
-let ui: ReturnType<typeof consoleDriver>;
+let ui: ConsoleDriver;
 const TEST_TIMEOUT = 30_000;
 
 beforeAll(async () => {
   [svc, receiver, browser] = await Promise.all([startTestServer({ config: { clock: "manual" } }), startReceiver(), launchBrowser()]);
-  page = await browser.browser.newPage();
-  await page.setViewport({ width: 1280, height: 800 });
-  watched = watchPage(page, svc.url);
-  page.on("dialog", (dialog) => void dialog.accept());
-  ui = consoleDriver(page);
-  await page.goto(consoleLink(svc.url, svc.token));
+  ({ page, watched, ui } = await openConsole(browser.browser, svc.url, svc.token));
 });
 
 afterAll(async () => {

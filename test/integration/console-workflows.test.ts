@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { consoleLink } from "../../src/banner.ts";
-import { consoleDriver, launchBrowser, UI_WAIT, watchPage } from "../helpers/browser.ts";
+import { launchBrowser, openConsole, UI_WAIT, watchPage, type ConsoleDriver } from "../helpers/browser.ts";
 import { waitUntil } from "../helpers/wait.ts";
 import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
 
@@ -13,17 +12,12 @@ let w: WorkflowWorld;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let page: Page;
 let watched: ReturnType<typeof watchPage>;
-let ui: ReturnType<typeof consoleDriver>;
+let ui: ConsoleDriver;
 const TEST_TIMEOUT = 30_000;
 
 beforeAll(async () => {
   [w, browser] = await Promise.all([startWorkflowWorld(), launchBrowser()]);
-  page = await browser.browser.newPage();
-  await page.setViewport({ width: 1280, height: 800 });
-  watched = watchPage(page, w.svc.url);
-  page.on("dialog", (dialog) => void dialog.accept());
-  ui = consoleDriver(page);
-  await page.goto(consoleLink(w.svc.url, w.svc.token));
+  ({ page, watched, ui } = await openConsole(browser.browser, w.svc.url, w.svc.token));
 });
 
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, type Query } from "../api.ts";
 import { deleteDlq, readDlq, readDlqEntry, retryDlq, type DlqEntry } from "../dlq-api.ts";
 import { base64ToBytes, formatTime, relative, textToBytes } from "../format.ts";
@@ -8,6 +8,7 @@ import { href, navigate, type Route } from "../router.ts";
 import { useStatus } from "../status.ts";
 import { Card, Empty, ErrorBox, Fields, Loading, Mono, PageHead, StatusCode } from "../ui/bits.tsx";
 import { apiFilters, FilterBar, type FilterField } from "../ui/filters.tsx";
+import { Pager, useSelection } from "../ui/pager.tsx";
 import { BodyView, HeadersView } from "../ui/payload.tsx";
 import { ContextTags, LinkRow } from "../ui/rows.tsx";
 import { act } from "../ui/toast.tsx";
@@ -45,20 +46,12 @@ function DlqList({ route }: { route: Route }) {
   const key = JSON.stringify(query);
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const list = usePoll(() => readDlq({ ...query, count: 50, cursor }), `${key}|${cursor ?? ""}`);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
-  useEffect(() => setSelected(new Set()), [key]);
   const now = useStatus().data?.clock.now ?? Date.now();
   const entries = list.data?.messages ?? [];
   const filtered = Object.keys(query).length > 0;
-  const chosen = entries.filter((e) => selected.has(e.dlqId));
+  const selection = useSelection(entries.map((e) => e.dlqId), key);
+  const chosen = selection.chosen;
 
-  const toggle = (id: string) => {
-    const next = new Set(selected);
-    if (next.has(id)) next.delete(id);
-    else next.add(id);
-    setSelected(next);
-  };
-  const allChecked = entries.length > 0 && entries.every((e) => selected.has(e.dlqId));
 
   return (
     <>
@@ -95,8 +88,8 @@ function DlqList({ route }: { route: Route }) {
             type="button"
             class="primary"
             onClick={async () => {
-              const answer = await act("Retry", () => api<{ responses: unknown[] }>("/v2/dlq/retry", { method: "POST", body: { dlqIds: chosen.map((e) => e.dlqId) } }), (a) => `Retried ${a.responses.length}`);
-              if (answer) setSelected(new Set());
+              const answer = await act("Retry", () => api<{ responses: unknown[] }>("/v2/dlq/retry", { method: "POST", body: { dlqIds: chosen } }), (a) => `Retried ${a.responses.length}`);
+              if (answer) selection.clear();
             }}
           >
             Retry selected
@@ -106,13 +99,13 @@ function DlqList({ route }: { route: Route }) {
             class="danger"
             onClick={async () => {
               if (!confirm(`Delete ${chosen.length} DLQ entr${chosen.length === 1 ? "y" : "ies"}?`)) return;
-              const answer = await act("Delete", () => api<{ deleted: number }>("/v2/dlq", { method: "DELETE", body: { dlqIds: chosen.map((e) => e.dlqId) } }), (a) => `Deleted ${a.deleted}`);
-              if (answer) setSelected(new Set());
+              const answer = await act("Delete", () => api<{ deleted: number }>("/v2/dlq", { method: "DELETE", body: { dlqIds: chosen } }), (a) => `Deleted ${a.deleted}`);
+              if (answer) selection.clear();
             }}
           >
             Delete selected
           </button>
-          <button type="button" onClick={() => setSelected(new Set())}>
+          <button type="button" onClick={selection.clear}>
             Clear
           </button>
         </div>
@@ -129,8 +122,8 @@ function DlqList({ route }: { route: Route }) {
                   <input
                     type="checkbox"
                     aria-label="Select all shown"
-                    checked={allChecked}
-                    onChange={() => setSelected(allChecked ? new Set() : new Set(entries.map((e) => e.dlqId)))}
+                    checked={selection.all}
+                    onChange={selection.toggleAll}
                   />
                 </th>
                 <th>Failed</th>
@@ -143,9 +136,9 @@ function DlqList({ route }: { route: Route }) {
             </thead>
             <tbody>
               {entries.map((e) => (
-                <LinkRow key={e.dlqId} to={href(`/dlq/${e.dlqId}`)} selected={selected.has(e.dlqId)}>
+                <LinkRow key={e.dlqId} to={href(`/dlq/${e.dlqId}`)} selected={selection.has(e.dlqId)}>
                   <td class="check">
-                    <input type="checkbox" aria-label={`Select ${e.dlqId}`} checked={selected.has(e.dlqId)} onChange={() => toggle(e.dlqId)} />
+                    <input type="checkbox" aria-label={`Select ${e.dlqId}`} checked={selection.has(e.dlqId)} onChange={() => selection.toggle(e.dlqId)} />
                   </td>
                   <td class="nowrap" title={e.dlqId}>
                     {formatTime(dlqTime(e))}
@@ -179,18 +172,7 @@ function DlqList({ route }: { route: Route }) {
           </table>
         </div>
       )}
-      <p class="more">
-        {cursor && (
-          <button type="button" onClick={() => setCursor(undefined)}>
-            ← Newest
-          </button>
-        )}
-        {list.data?.cursor && (
-          <button type="button" onClick={() => setCursor(list.data!.cursor)}>
-            Older →
-          </button>
-        )}
-      </p>
+      <Pager cursor={cursor} next={list.data?.cursor} go={setCursor} />
     </>
   );
 }

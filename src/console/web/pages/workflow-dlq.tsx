@@ -1,10 +1,11 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { formatTime, relative } from "../format.ts";
 import { usePoll } from "../live.ts";
 import { href, type Route } from "../router.ts";
 import { useStatus } from "../status.ts";
 import { Empty, ErrorBox, Loading, PageHead, StateBadge, StatusCode } from "../ui/bits.tsx";
 import { apiFilters, FilterBar, type FilterField } from "../ui/filters.tsx";
+import { Pager, useSelection } from "../ui/pager.tsx";
 import { act } from "../ui/toast.tsx";
 import { deleteWorkflowDlq, readWorkflowDlq, restartRun, resumeRun, retryFailureFunction, startRuns, type WorkflowDlqEntry } from "../workflows-api.ts";
 import { openStartedRun, WorkflowTabs } from "./workflow-actions.tsx";
@@ -66,20 +67,12 @@ export function WorkflowDlq({ route }: { route: Route }) {
   const key = JSON.stringify(query);
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const list = usePoll(() => readWorkflowDlq({ ...query, count: 50, cursor }), `wf-dlq|${key}|${cursor ?? ""}`);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
-  useEffect(() => setSelected(new Set()), [key]);
   const now = useStatus().data?.clock.now ?? Date.now();
   const entries = list.data?.messages ?? [];
-  const chosen = entries.filter((e) => selected.has(e.dlqId)).map((e) => e.dlqId);
-  const allChecked = entries.length > 0 && entries.every((e) => selected.has(e.dlqId));
-  const toggle = (id: string) => {
-    const next = new Set(selected);
-    if (next.has(id)) next.delete(id);
-    else next.add(id);
-    setSelected(next);
-  };
+  const selection = useSelection(entries.map((e) => e.dlqId), key);
+  const chosen = selection.chosen;
   const bulk = async <T,>(label: string, run: () => Promise<T>, describe: (answer: T) => string) => {
-    if (await act(label, run, describe)) setSelected(new Set());
+    if (await act(label, run, describe)) selection.clear();
   };
 
   return (
@@ -110,7 +103,7 @@ export function WorkflowDlq({ route }: { route: Route }) {
           >
             Delete selected
           </button>
-          <button type="button" onClick={() => setSelected(new Set())}>
+          <button type="button" onClick={selection.clear}>
             Clear
           </button>
         </div>
@@ -124,7 +117,7 @@ export function WorkflowDlq({ route }: { route: Route }) {
             <thead>
               <tr>
                 <th class="check">
-                  <input type="checkbox" aria-label="Select all shown" checked={allChecked} onChange={() => setSelected(allChecked ? new Set() : new Set(entries.map((e) => e.dlqId)))} />
+                  <input type="checkbox" aria-label="Select all shown" checked={selection.all} onChange={selection.toggleAll} />
                 </th>
                 <th>Failed</th>
                 <th>Run</th>
@@ -135,9 +128,9 @@ export function WorkflowDlq({ route }: { route: Route }) {
             </thead>
             <tbody>
               {entries.map((e) => (
-                <tr key={e.dlqId} data-row tabIndex={0} data-dlq={e.dlqId} class={selected.has(e.dlqId) ? "selected" : ""}>
+                <tr key={e.dlqId} data-row tabIndex={0} data-dlq={e.dlqId} class={selection.has(e.dlqId) ? "selected" : ""}>
                   <td class="check">
-                    <input type="checkbox" aria-label={`Select ${e.dlqId}`} checked={selected.has(e.dlqId)} onChange={() => toggle(e.dlqId)} />
+                    <input type="checkbox" aria-label={`Select ${e.dlqId}`} checked={selection.has(e.dlqId)} onChange={() => selection.toggle(e.dlqId)} />
                   </td>
                   <td class="nowrap">
                     <a href={href(`/dlq/${e.dlqId}`)} title="The DLQ entry: request and last answer">
@@ -168,18 +161,7 @@ export function WorkflowDlq({ route }: { route: Route }) {
           </table>
         </div>
       )}
-      <p class="more">
-        {cursor && (
-          <button type="button" onClick={() => setCursor(undefined)}>
-            ← Newest
-          </button>
-        )}
-        {list.data?.cursor && (
-          <button type="button" onClick={() => setCursor(list.data!.cursor)}>
-            Older →
-          </button>
-        )}
-      </p>
+      <Pager cursor={cursor} next={list.data?.cursor} go={setCursor} />
     </>
   );
 }

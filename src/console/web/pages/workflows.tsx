@@ -6,6 +6,7 @@ import { href, type Route } from "../router.ts";
 import { useStatus } from "../status.ts";
 import { Badge, Empty, ErrorBox, Loading, PageHead, StateBadge } from "../ui/bits.tsx";
 import { apiFilters, FilterBar, type FilterField } from "../ui/filters.tsx";
+import { Pager } from "../ui/pager.tsx";
 import { ContextTags, LinkRow } from "../ui/rows.tsx";
 import { completedSteps, pendingSteps, readRuns, RUN_STATES, type WorkflowRun } from "../workflows-api.ts";
 import { cancelRun, WorkflowTabs } from "./workflow-actions.tsx";
@@ -121,18 +122,7 @@ function RunList({ route }: { route: Route }) {
           </table>
         </div>
       )}
-      <p class="more">
-        {cursor && (
-          <button type="button" onClick={() => setCursor(undefined)}>
-            ← Newest
-          </button>
-        )}
-        {list.data?.cursor && (
-          <button type="button" onClick={() => setCursor(list.data!.cursor)}>
-            Older →
-          </button>
-        )}
-      </p>
+      <Pager cursor={cursor} next={list.data?.cursor} go={setCursor} />
     </>
   );
 }
