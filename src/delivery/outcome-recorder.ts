@@ -176,9 +176,9 @@ export class OutcomeRecorder implements BackgroundService {
     const m = attempt.message;
     const now = clock.now();
     if (!this.deps.claims.stillClaimed(m.id)) {
-      // Handed back to the others while this attempt ran (this process was presumed dead): another
-      // process delivers it again, and this outcome is not recorded.
-      this.deps.log.warn("delivery outcome ignored: the message was handed to another node", { messageId: m.id });
+      // Handed back to the others while this attempt ran (this process was presumed dead: another
+      // process delivers it again), or cancelled through another process: not recorded.
+      this.deps.log.warn("delivery outcome ignored: the message is no longer this node's (handed back, or cancelled through another node)", { messageId: m.id });
       effects.finished.push(m);
       return;
     }

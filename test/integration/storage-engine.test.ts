@@ -11,6 +11,9 @@ import { openSqliteEngine } from "../../src/engines/sqlite.ts";
 import { readClaims, readDue, readMessages } from "../../src/messages/store.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import { readTrigger } from "../../src/schedules/store.ts";
+import type { RunRecord, StepEntry } from "../../src/workflows/model.ts";
+import { readRuns } from "../../src/workflows/store.ts";
+import { readKept, readWaiting } from "../../src/workflows/wait-store.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
 import { ENGINES, type Engine } from "../helpers/server.ts";
 
@@ -40,6 +43,25 @@ function message(over: Partial<MessageRecord> = {}): MessageRecord {
     body: new TextEncoder().encode("body"),
     timeoutMs: 10_000,
     ...over,
+  };
+}
+
+function workflowRun(runId: string): RunRecord {
+  return { accountId: "acct", runId, url: "http://127.0.0.1:1/wf", createdAt: T0, state: "RUN_STARTED", config: { retries: 3, headers: [] } };
+}
+
+function workflowStep(runId: string, messageId: string): Omit<StepEntry, "position" | "state"> {
+  return {
+    accountId: "acct",
+    runId,
+    messageId,
+    callType: "step",
+    url: "http://127.0.0.1:1/wf",
+    method: "POST",
+    body: new TextEncoder().encode(messageId),
+    createdAt: T0,
+    headers: [],
+    retries: 3,
   };
 }
 
@@ -195,6 +217,59 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
     expect(await stores.dlq.count("acct")).toBe(0);
   });
 
+  test("a workflow run's list grows in order, also by two writes of one tick; its deliveries, errors and ending are kept", async () => {
+    const { commit, stores } = storage;
+    const runId = `wfr_${engine}_list`;
+    const reads = [readRuns("acct", [runId])];
+    await commit.run(() => {
+      stores.runs.insertRun(workflowRun(runId));
+      stores.runs.appendStep(workflowStep(runId, "m0"));
+    }, reads);
+    const positions = await Promise.all([
+      commit.run(() => stores.runs.appendStep(workflowStep(runId, "m1")), reads),
+      commit.run(() => stores.runs.appendStep(workflowStep(runId, "m2")), reads),
+    ]);
+    expect(positions).toEqual([1, 2]);
+    await commit.run(() => {
+      stores.runs.setDelivery("acct", runId, "m1", "RETRY", T0 + 5);
+      stores.runs.addError("acct", runId, "m1", { error: "boom", body: "no", headers: { "x-a": ["1"] }, status: 500, time: T0 });
+      stores.runs.setDetails("acct", runId, "m2", { waitTimeoutDeadline: T0 + 9 });
+    });
+    const inWrite = await commit.run(
+      () => stores.runs.steps("acct", runId).map((e) => [e.messageId, e.state, e.nextDeliveryAt ?? null]),
+      [readRuns("acct", [runId], { steps: true })],
+    );
+    expect(inWrite).toEqual([["m0", "PENDING", null], ["m1", "RETRY", T0 + 5], ["m2", "PENDING", null]]);
+    expect((await stores.runs.readSteps("acct", runId, 1)).map((e) => e.messageId)).toEqual(["m0", "m1"]);
+    expect((await stores.runs.readStepOfMessage("acct", runId, "m2"))?.details).toEqual({ waitTimeoutDeadline: T0 + 9 });
+    expect((await stores.runs.errors("acct", runId)).get("m1")).toEqual([{ error: "boom", body: "no", headers: { "x-a": ["1"] }, status: 500, time: T0 }]);
+    await commit.run(() => {
+      const run = stores.runs.getRun("acct", runId)!;
+      stores.runs.saveRun({ ...run, state: "RUN_SUCCESS", completedAt: T0 + 10, unsettled: true });
+    }, reads);
+    expect(await stores.runs.readRun("acct", runId)).toMatchObject({ state: "RUN_SUCCESS", completedAt: T0 + 10, unsettled: true });
+    expect((await stores.runs.unsettledRuns(10)).map((r) => r.runId)).toContain(runId);
+  });
+
+  test("a waiter is found by its event once, and an event kept for a run is taken once", async () => {
+    const { commit, stores } = storage;
+    const runId = `wfr_${engine}_waits`;
+    const waiter = { accountId: "acct", runId, eventId: "evt", url: "http://127.0.0.1:1/wf", createdAt: T0, deadline: T0 + 60_000, headers: [], timeoutUrl: "http://127.0.0.1:1/wf", timeoutHeaders: {}, timeout: "1m", step: { stepId: 1 } };
+    await commit.run(() => {
+      stores.runs.insertRun(workflowRun(runId));
+      stores.waits.insert(waiter);
+      stores.waits.keep("acct", runId, "early", new TextEncoder().encode("data"), T0);
+    }, [readRuns("acct", [runId])]);
+    expect((await stores.waits.readWaiting("acct", "evt")).map((w) => w.runId)).toEqual([runId]);
+    const take = () =>
+      commit.run(() => stores.waits.waiting("acct", "evt", runId).filter((w) => stores.waits.delete(w.id)).length, [readWaiting("acct", "evt", runId)]);
+    expect(await take()).toBe(1);
+    expect(await take()).toBe(0);
+    const kept = () => commit.run(() => stores.waits.takeKept("acct", runId, "early"), [readKept("acct", runId, "early")]);
+    expect(new TextDecoder().decode(await kept())).toBe("data");
+    expect(await kept()).toBeUndefined();
+  });
+
   test("the log lists newest first with a cursor", async () => {
     const { commit, stores } = storage;
     await commit.run(() => {
@@ -207,6 +282,19 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
     expect(rest.map((e) => e.state)).toEqual(["CREATED"]);
   });
 });
+
+test("PostgreSQL: two nodes appending to one workflow run at once keep its list in order", async () => {
+  const url = await freshDatabase();
+  const open2 = () => openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const [a, b] = [await open2(), await open2()];
+  const runId = "wfr_two_nodes";
+  await a.commit.run(() => a.stores.runs.insertRun(workflowRun(runId)), [readRuns("acct", [runId])]);
+  const append = (e: typeof a, i: number) => e.commit.run(() => e.stores.runs.appendStep(workflowStep(runId, `m${i}`)), [readRuns("acct", [runId])]);
+  const positions = await Promise.all(Array.from({ length: 20 }, (_, i) => append(i % 2 ? a : b, i)));
+  expect([...positions].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  expect((await a.stores.runs.readSteps("acct", runId)).map((e) => e.position)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  await Promise.all([a.close(), b.close()]);
+}, 60_000);
 
 test("PostgreSQL: two nodes firing the same schedule slot publish once", async () => {
   const url = await freshDatabase();

@@ -309,16 +309,21 @@ export class PgWorkflowStore implements TickPart {
     const accounts = wanted.map((w) => w.accountId);
     const runIds = wanted.map((w) => w.runId);
     const rows = await tx`
-      SELECT r.*, (SELECT COALESCE(max(s.position) + 1, 0) FROM workflow_steps s WHERE s.account_id = r.account_id AND s.run_id = r.run_id) AS next_position
-      FROM workflow_runs r JOIN unnest(${accounts}::text[], ${runIds}::text[]) AS k(account_id, run_id)
+      SELECT r.* FROM workflow_runs r JOIN unnest(${accounts}::text[], ${runIds}::text[]) AS k(account_id, run_id)
         ON r.account_id = k.account_id AND r.run_id = k.run_id
       ORDER BY r.account_id, r.run_id
       FOR UPDATE OF r`;
     for (const w of wanted) this.runs.set(keyOf(w.accountId, w.runId), { run: null, nextPosition: 0 });
     for (const row of rows) {
       const run = toRun(runRowOfPg(row));
-      this.runs.set(keyOf(run.accountId, run.runId), { run, nextPosition: num(row.next_position) });
+      this.runs.set(keyOf(run.accountId, run.runId), { run, nextPosition: 0 });
     }
+    // Read after the locks (a statement of its own sees what the node that held a lock committed).
+    const ends = await tx`
+      SELECT s.account_id, s.run_id, max(s.position) + 1 AS next FROM workflow_steps s
+      JOIN unnest(${accounts}::text[], ${runIds}::text[]) AS k(account_id, run_id) ON s.account_id = k.account_id AND s.run_id = k.run_id
+      GROUP BY s.account_id, s.run_id`;
+    for (const row of ends) this.runs.get(keyOf(row.account_id as string, row.run_id as string))!.nextPosition = num(row.next);
     const whole = wanted.filter((w) => w.steps || w.settle);
     const steps = await tx`
       SELECT s.* FROM workflow_steps s JOIN unnest(${accounts}::text[], ${runIds}::text[], ${wanted.map((w) => Boolean(w.steps || w.settle))}::boolean[])
