@@ -95,7 +95,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     },
   };
   const settler = new RunSettler(runs, waits, messages, ctx.accounts, ctx.commit, ctx.clock, ctx.log);
-  hooks.settle.answerWith((leftovers) => settler.schedule(leftovers));
+  hooks.settle.answerWith((work) => settler.schedule(work));
 
   const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, (a, w, now) => publishTimeout(messages, runs, a, w, now), ctx.log);
   const waitService = new WaitService({

@@ -57,39 +57,40 @@ interface Leftover {
   messageId: string;
 }
 
+/** A run that ended and has to settle. */
+interface EndedRun {
+  accountId: string;
+  runId: string;
+}
+
+/** What the settler does after a write: settle runs it ended, cancel messages it found left over. */
+export interface SettleWork {
+  runs: EndedRun[];
+  leftovers: Leftover[];
+}
+
 /**
  * Settling asked for inside a delivery's write (which must not publish or cancel itself): the
  * settler, built later, does it in a write of its own right after that write commits.
  */
 export class SettleRequests {
-  private answer: ((leftovers: Leftover[]) => void) | null = null;
-  private leftovers: Leftover[] = [];
+  private answer: ((work: SettleWork) => void) | null = null;
 
   constructor(private readonly commit: { afterCommit(fn: (committed: boolean) => void): void }) {}
 
-  /** Runs ended in the write under way: settle them after it. */
-  settleAfterCommit(): void {
-    this.commit.afterCommit((committed) => committed && this.ring());
+  /** The run ended in the write under way: settle it after it. */
+  settleAfterCommit(accountId: string, runId: string): void {
+    this.commit.afterCommit((committed) => committed && this.answer?.({ runs: [{ accountId, runId }], leftovers: [] }));
   }
 
   /** A message of an ended run came back for another attempt: cancel it after the write under way. */
   cancelAfterCommit(accountId: string, messageId: string): void {
-    this.commit.afterCommit((committed) => {
-      if (!committed) return;
-      this.leftovers.push({ accountId, messageId });
-      this.ring();
-    });
+    this.commit.afterCommit((committed) => committed && this.answer?.({ runs: [], leftovers: [{ accountId, messageId }] }));
   }
 
-  answerWith(fn: (leftovers: Leftover[]) => void): void {
+  answerWith(fn: (work: SettleWork) => void): void {
     if (this.answer) throw new Error("settle requests already have their settler");
     this.answer = fn;
-  }
-
-  private ring(): void {
-    const leftovers = this.leftovers;
-    this.leftovers = [];
-    this.answer?.(leftovers);
   }
 }
 
@@ -105,8 +106,7 @@ export class SettleRequests {
  * retry it would need is cancelled then. Cancelling a run disowns its attempts too.
  */
 export class RunSettler {
-  private scheduled = false;
-  private leftovers: Leftover[] = [];
+  private retryLeftovers: Leftover[] = [];
 
   constructor(
     private readonly runs: RunStorage,
@@ -132,39 +132,46 @@ export class RunSettler {
   }
 
   /**
-   * Settles every run left unsettled (at start: a crash between the two writes), and cancels
-   * `leftovers`. The runs are found first; the write settles those of them still unsettled.
+   * In a write of its own (queued at once: it commits with the writes of this turn): settles
+   * `work`'s runs and cancels its leftovers. With nothing given, every run left unsettled (at
+   * start: a crash between a run's end and its settling), found first.
    */
-  schedule(leftovers: Leftover[] = []): void {
-    this.leftovers.push(...leftovers);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    let taken: Leftover[] = [];
-    void (async () => {
-      const unsettled = await this.runs.unsettledRuns(1000);
-      this.scheduled = false;
-      taken = this.leftovers;
-      this.leftovers = [];
-      if (taken.length === 0 && unsettled.length === 0) return;
-      const reads: Read[] = [readMessages(taken.map((l) => l.messageId))];
-      for (const [accountId, runIds] of groupByAccount(unsettled)) reads.push(readRuns(accountId, runIds, { settle: true }));
-      await this.commit.run(() => {
+  schedule(work?: SettleWork): void {
+    if (!work) {
+      void Promise.resolve(this.runs.unsettledRuns(1000)).then(
+        (runs) => this.schedule({ runs, leftovers: [] }),
+        (error) => this.failed(error),
+      );
+      return;
+    }
+    // Leftovers of a write that failed go again with this one.
+    const runs = work.runs;
+    const leftovers = [...this.retryLeftovers, ...work.leftovers];
+    this.retryLeftovers = [];
+    if (runs.length === 0 && leftovers.length === 0) return;
+    const reads: Read[] = [readMessages(leftovers.map((l) => l.messageId))];
+    for (const [accountId, runIds] of groupByAccount(runs)) reads.push(readRuns(accountId, runIds, { settle: true }));
+    this.commit
+      .run(() => {
         const now = this.clock.now();
-        for (const { accountId, messageId } of taken) {
+        for (const { accountId, messageId } of leftovers) {
           const m = this.messages.get(accountId, messageId);
           if (m && !this.messages.inFlight(m)) this.messages.cancel(m, now);
         }
-        for (const { accountId, runId } of unsettled) {
+        for (const { accountId, runId } of runs) {
           const run = this.runs.getRun(accountId, runId);
           if (run?.unsettled) this.settle(run, now);
         }
-      }, reads);
-    })().catch((error) => {
-      this.scheduled = false;
-      this.leftovers = taken.concat(this.leftovers);
-      // The marks stay: the next ended run or the next start settles them.
-      this.log.error("settling ended workflow runs failed", { error: String((error as Error)?.message ?? error) });
-    });
+      }, reads)
+      .catch((error) => {
+        // The runs' marks stay: the next start settles them; leftovers are tried with the next work.
+        this.retryLeftovers.push(...leftovers);
+        this.failed(error);
+      });
+  }
+
+  private failed(error: unknown): void {
+    this.log.error("settling ended workflow runs failed", { error: String((error as Error)?.message ?? error) });
   }
 
   /** `context.invoke` waits for this run: its result (or how it ended) becomes the invoker's next step. */
@@ -188,7 +195,7 @@ export class RunSettler {
   }
 }
 
-function groupByAccount(runs: RunRecord[]): Map<string, string[]> {
+function groupByAccount(runs: EndedRun[]): Map<string, string[]> {
   const byAccount = new Map<string, string[]>();
   for (const run of runs) (byAccount.get(run.accountId) ?? byAccount.set(run.accountId, []).get(run.accountId)!).push(run.runId);
   return byAccount;

@@ -44,7 +44,7 @@ export class RunEvents implements MessageListener {
     private readonly runs: RunStorage,
     private readonly dlq: Pick<DlqStorage, "setFailureFunctionState">,
     private readonly endings: RunEndings,
-    private readonly settler: { settleAfterCommit(): void; cancelAfterCommit(accountId: string, messageId: string): void },
+    private readonly settler: { settleAfterCommit(accountId: string, runId: string): void; cancelAfterCommit(accountId: string, messageId: string): void },
   ) {}
 
   created({ message: m }: MessageEventMap["created"]): void {
@@ -106,7 +106,7 @@ export class RunEvents implements MessageListener {
       failHeaders: headerMap(outcome.headers),
     };
     this.endings.end(run, "failed", atMs, { dlqId, failureFunction });
-    this.settler.settleAfterCommit();
+    this.settler.settleAfterCommit(run.accountId, run.runId);
   }
 
   cancelled({ message: m }: MessageEventMap["cancelled"]): void {
