@@ -108,6 +108,21 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
     expect(await stores.messages.read("acct", m.id)).toBeUndefined();
   });
 
+  test("messages due at the same instant are claimed in the order they were stored", async () => {
+    const { commit, stores } = storage;
+    const at = T0 + 3_000_000;
+    const ms = Array.from({ length: 200 }, () => message({ dispatchAt: at }));
+    await commit.run(() => ms.forEach((m) => stores.messages.insert(m)));
+    // Rescheduled in reverse: the order of storing, not of the last change, decides.
+    await commit.run(() => [...ms].reverse().forEach((m) => stores.messages.setDispatch(m.id, "CREATED", at)));
+    const claimed = await commit.run(() => {
+      const due = stores.messages.due(at, 500).filter((d) => d.dispatchAt === at);
+      for (const d of due) stores.messages.claim(d.id);
+      return due.map((d) => d.id);
+    }, [readDue(at, 500)]);
+    expect(claimed).toEqual(ms.map((m) => m.id));
+  });
+
   test("a failing write of a tick leaves nothing; the other writes of the tick are stored", async () => {
     const { commit, stores } = storage;
     const kept = message({ dispatchAt: T0 + 1_000_000 });

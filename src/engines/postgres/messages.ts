@@ -51,6 +51,8 @@ interface Claimed {
   m: MessageRecord;
   prevState: MessageState;
   prevAt: number;
+  /** Insertion order: ties of `prevAt` go in it (FIFO of a key or a queue). */
+  seq: number;
 }
 
 /**
@@ -295,9 +297,10 @@ export class PgMessageStore implements MessageStorage, TickPart {
       // The record as it was when it was due (the lifecycle's `claimed` event carries that).
       const m = fromRow(messageRowOf({ ...row, state: row.prev_state, dispatch_at: row.prev_at }));
       this.attempts.set(m.id, num(row.attempt));
-      return { m, prevState: row.prev_state as MessageState, prevAt: num(row.prev_at) };
+      return { m, prevState: row.prev_state as MessageState, prevAt: num(row.prev_at), seq: num(row.seq) };
     });
-    claimed.sort((a, b) => a.prevAt - b.prevAt);
+    // RETURNING follows no order: the claim's own (due time, then insertion) is restored here.
+    claimed.sort((a, b) => a.prevAt - b.prevAt || a.seq - b.seq);
     this.claimed = claimed;
     this.dueCursor = 0;
     const [next] = await tx`
