@@ -27,6 +27,7 @@ import { dlqRoutes } from "./dlq/routes.ts";
 import { DlqService } from "./dlq/service.ts";
 import { globalSlotsLayout } from "./flow-control/global-slots.ts";
 import { FlowLanes } from "./flow-control/lanes.ts";
+import { lanePrefix } from "./flow-control/lane-key.ts";
 import { flowControlRoutes } from "./flow-control/routes.ts";
 import { FlowControlService } from "./flow-control/service.ts";
 import { FlowKeySettings, rateWindowListener } from "./flow-control/steering.ts";
@@ -360,6 +361,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     }),
     statusRoutes(ctx, {
       messageCounts: (id, nowMs) => messageStore.accountCensus(id, nowMs),
+      heldByWorkers: async (id) => (await pool.flowStats({ prefix: lanePrefix(id) })).reduce((n, lane) => n + lane.waiting, 0),
       dlqCount: (id) => dlqStore.count(id),
     }),
     metricsRoutes(metrics, config.metricsToken),

@@ -8,7 +8,18 @@ import { apiDoc, jsonContent } from "../openapi/doc.ts";
 
 export interface StatusDeps {
   messageCounts(accountId: string, nowMs: number): MessageCensus | Promise<MessageCensus>;
+  /** Claimed messages the delivery workers hold back for a flow-control limit or a pause. */
+  heldByWorkers(accountId: string): Promise<number>;
   dlqCount(accountId: string): number | Promise<number>;
+}
+
+/**
+ * The store counts a message a worker holds for its flow-control key as claimed, like one whose
+ * attempt runs; a user reads it as waiting, so the workers' count moves it there.
+ */
+export function withWorkerHeld(census: MessageCensus, held: number): MessageCensus {
+  const moved = Math.min(held, census.inFlight);
+  return { ...census, inFlight: census.inFlight - moved, waiting: census.waiting + moved };
 }
 
 const Count = Type.Integer({ minimum: 0 });
@@ -42,7 +53,7 @@ export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
         dialect: ctx.dialect.name,
         headerPrefix: ctx.dialect.prefix,
         clock: { mode: ctx.clock.kind, now },
-        messages: await deps.messageCounts(account.id, now),
+        messages: withWorkerHeld(await deps.messageCounts(account.id, now), await deps.heldByWorkers(account.id)),
         dlq: await deps.dlqCount(account.id),
       };
     },

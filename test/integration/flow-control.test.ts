@@ -116,6 +116,9 @@ describe("flow control", () => {
     // Only a few dozen went to the worker; the rest wait in the database, so other keys keep flowing.
     const held = await s.server.storage.stores.flow.heldCount(account("main").userId, "backlog");
     expect(held).toBeGreaterThan(50);
+    // The console's Overview reads these: one attempt running, the rest held, nothing due.
+    const status = (await (await s.api("/__svc/status")).json()) as { messages: Record<string, number> };
+    expect(status.messages).toMatchObject({ inFlight: 1, waiting: 149, due: 0 });
     const other = await publish("/unrelated", "unrelated-key", "parallelism=5");
     await rx.waitFor(1, { match: (r) => r.headers.get("svc-message-id") === other });
     const list = (await (await s.api("/v2/flowControl")).json()) as FlowView[];
