@@ -319,6 +319,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     census: (nowMs) => messageStore.census(nowMs),
     dlqCounts: () => Promise.all(accounts.all().map(async (account): Promise<[string, number]> => [account.id, await stores.dlq.count(account.id)])),
     workerLoad: () => pool.load,
+    workerBusySeconds: () => pool.busySeconds,
     storageBytes: () => storage.sizeBytes(),
   });
   // Live views (the console): the account's message events as server-sent events.

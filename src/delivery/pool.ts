@@ -14,6 +14,12 @@ interface Slot {
   /** Jobs submitted in this turn of the event loop, posted together at its end (see send). */
   pending: DeliveryJob[];
   alive: boolean;
+  /**
+   * CPU time of this worker index, in microseconds: what the threads it replaced used, plus what
+   * this thread last reported, so the counter never goes back when a worker is replaced.
+   */
+  busyBeforeUs: number;
+  busyUs: number;
 }
 
 /**
@@ -93,6 +99,11 @@ export class WorkerPool implements BackgroundService {
   /** Attempts each worker holds now, by worker index. */
   get load(): number[] {
     return this.slots.map((slot) => slot.inFlight.size);
+  }
+
+  /** CPU seconds each worker index has run, as last reported (with outcomes and pongs). */
+  get busySeconds(): number[] {
+    return this.slots.map((slot) => (slot.busyBeforeUs + slot.busyUs) / 1e6);
   }
 
   get inFlight(): number {
@@ -210,11 +221,12 @@ export class WorkerPool implements BackgroundService {
     slot.worker.postMessage({ type: "deliver", jobs } satisfies ToWorker, [jobs.bodies]);
   }
 
-  private spawn(id: number): Slot {
+  private spawn(id: number, busyBeforeUs = 0): Slot {
     const worker = new Worker(workerEntry());
-    const slot: Slot = { id, worker, inFlight: new Map(), pending: [], alive: true };
+    const slot: Slot = { id, worker, inFlight: new Map(), pending: [], alive: true, busyBeforeUs, busyUs: 0 };
     worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const msg = event.data;
+      if (msg.type === "outcomes" || msg.type === "pong") slot.busyUs = msg.busyUs;
       if (msg.type === "outcomes") {
         for (const outcome of unpackOutcomes(msg.outcomes)) if (slot.inFlight.delete(outcome.ticket)) this.options.onOutcome(outcome);
         this.checkDrained();
@@ -236,7 +248,7 @@ export class WorkerPool implements BackgroundService {
       // are not finished twice (here as failures and there as late answers).
       worker.terminate();
       this.log.error("delivery worker died; replacing it", { worker: id, reason, inFlight: slot.inFlight.size });
-      const replacement = this.spawn(id);
+      const replacement = this.spawn(id, slot.busyBeforeUs + slot.busyUs);
       this.slots[this.slots.indexOf(slot)] = replacement;
       for (const job of slot.inFlight.values()) {
         this.options.onOutcome({

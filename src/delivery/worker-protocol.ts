@@ -40,10 +40,14 @@ export type ToWorker =
   | { type: "crash"; how: "exit" | "throw" }
   | FlowWorkerMessage;
 
+/**
+ * `busyUs` on the messages a worker sends anyway: the CPU time its thread has spent running since
+ * it started, in microseconds (what `svcd_worker_busy_seconds_total` reports).
+ */
 export type FromWorker =
   /** The outcomes of the attempts that ended in one turn of the worker's event loop. */
-  | { type: "outcomes"; outcomes: Packed }
-  | { type: "pong"; id: number; workerId: number }
+  | { type: "outcomes"; outcomes: Packed; busyUs: number }
+  | { type: "pong"; id: number; workerId: number; busyUs: number }
   | { type: "flow-stats"; id: number; stats: FlowLaneStats[] }
   /** Jobs given back unstarted: no attempt was made, so they have no outcome. */
   | { type: "released"; tickets: number[] };

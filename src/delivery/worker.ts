@@ -80,7 +80,18 @@ function sendOutcomes(): void {
   if (outcomes.length === 0) return;
   const packed = packOutcomes(outcomes);
   outcomes = [];
-  self.postMessage({ type: "outcomes", outcomes: packed } satisfies FromWorker, [packed.bodies]);
+  self.postMessage({ type: "outcomes", outcomes: packed, busyUs: busyUs() } satisfies FromWorker, [packed.bodies]);
+}
+
+/**
+ * This thread's CPU time (one getrusage per batch of outcomes): the time it ran, not the time it
+ * waited on the network, whose I/O Bun's HTTP client thread does. Bun's event-loop utilisation is
+ * a stub that answers zeros, and timing each turn with performance.now() would miss the turns
+ * that finish fetches.
+ */
+function busyUs(): number {
+  const { user, system } = process.threadCpuUsage();
+  return user + system;
 }
 function post(message: FromWorker): void {
   sendOutcomes();
@@ -125,7 +136,7 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
       post({ type: "flow-stats", id: msg.id, stats: gate.stats({ key: msg.key, prefix: msg.prefix }) });
       break;
     case "ping":
-      post({ type: "pong", id: msg.id, workerId });
+      post({ type: "pong", id: msg.id, workerId, busyUs: busyUs() });
       break;
     case "clock":
       if (clock instanceof ManualClock) clock.advanceTo(Math.max(msg.nowMs, clock.now()));

@@ -16,6 +16,8 @@ export interface MetricSources {
   dlqCounts: () => Array<[string, number]> | Promise<Array<[string, number]>>;
   /** Attempts each delivery worker holds now, by worker index. */
   workerLoad: () => number[];
+  /** CPU seconds each delivery worker thread has run since the start, by worker index. */
+  workerBusySeconds: () => number[];
   /** Bytes of the database and of its write-ahead log. */
   storageBytes: () => { database: number; wal: number } | Promise<{ database: number; wal: number }>;
 }
@@ -109,6 +111,16 @@ export class ServerMetrics {
       collect() {
         this.reset();
         sources.workerLoad().forEach((n, worker) => this.set({ worker: String(worker) }, n));
+      },
+    });
+    new Counter({
+      name: "svcd_worker_busy_seconds_total",
+      help: "CPU time each delivery worker thread spent running (not waiting on the network); rate() of it is the worker's utilisation",
+      labelNames: ["worker"] as const,
+      registers,
+      collect() {
+        this.reset();
+        sources.workerBusySeconds().forEach((seconds, worker) => this.inc({ worker: String(worker) }, seconds));
       },
     });
     new Gauge({

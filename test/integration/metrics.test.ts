@@ -73,3 +73,26 @@ test("parses as Prometheus text, and its counters, histograms and gauges move wi
   for (const [family, type] of [["svcd_messages_delivered_total", "counter"], ["svcd_delivery_latency_seconds", "histogram"], ["svcd_messages", "gauge"]] as const)
     expect(after.types.get(family)).toBe(type);
 });
+
+test("svcd_worker_busy_seconds_total: each worker's CPU time, growing with the deliveries it makes", async () => {
+  const busy = (e: Awaited<ReturnType<typeof scrape>>) => e.samples.filter((x) => x.name === "svcd_worker_busy_seconds_total");
+  const before = await scrape();
+  expect(before.types.get("svcd_worker_busy_seconds_total")).toBe("counter");
+  expect(busy(before).map((x) => x.labels.worker).sort()).toEqual(Array.from({ length: s.config.workers }, (_, i) => String(i)));
+  // Distinct flow-control keys spread over the workers (a key always goes to the same one).
+  for (let i = 0; i < 16; i++) {
+    const res = await s.api(`/v2/publish/${rx.url}/busy/${i}`, {
+      method: "POST",
+      body: "x".repeat(4096),
+      headers: { "Svc-Flow-Control-Key": `busy-${i}`, "Svc-Flow-Control-Value": "parallelism=1" },
+    });
+    expect(res.status).toBe(200);
+  }
+  await flush(s.api);
+  const after = await scrape();
+  for (const sample of busy(after)) {
+    const was = before.value("svcd_worker_busy_seconds_total", sample.labels);
+    expect(sample.value).toBeGreaterThan(was);
+  }
+  expect(busy(after)).toHaveLength(s.config.workers);
+});
