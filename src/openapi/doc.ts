@@ -11,7 +11,8 @@ export interface OperationDoc {
   summary: string;
   description?: string;
   parameters?: ParameterDoc[];
-  requestBody?: object;
+  /** null: the handler reads no body (a `parse: "none"` route would otherwise show a free-form one). */
+  requestBody?: object | null;
   responses?: Record<number, object>;
   security?: Array<Record<string, string[]>>;
 }

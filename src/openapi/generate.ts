@@ -97,8 +97,11 @@ function parametersOf(route: RouteLike, pathParams: string[]): JsonSchema[] {
 
 function requestBodyOf(route: RouteLike, method: string): JsonSchema | undefined {
   const hooks = route.hooks ?? {};
-  // A body the handler reads itself (or checks element by element) is documented in the route's `detail`.
-  const documented = plain((hooks.detail as { requestBody?: unknown } | undefined)?.requestBody);
+  // A body the handler reads itself (or checks element by element) is documented in the route's
+  // `detail`; `requestBody: null` there says it reads none.
+  const declared = (hooks.detail as { requestBody?: unknown } | undefined)?.requestBody;
+  if (declared === null) return undefined;
+  const documented = plain(declared);
   if (documented) return documented;
   const body = plain(hooks.body);
   if (body) return { required: true, content: { "application/json": { schema: body } } };

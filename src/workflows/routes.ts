@@ -2,13 +2,26 @@ import { Elysia, t } from "elysia";
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
-import { parseFilter, WORKFLOW_CANCEL_FILTERS, WORKFLOW_LOG_FILTERS, type FilterKey } from "../filters/filter.ts";
+import { filterDocs, parseFilter, WORKFLOW_CANCEL_FILTERS, WORKFLOW_LOG_FILTERS, type FilterKey } from "../filters/filter.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { optionalInt, parseCursor } from "../http/query.ts";
 import { callerIp, rawAfter } from "../http/request.ts";
 import { compact } from "../messages/views.ts";
+import { settingParameters } from "../messages/publish-headers.ts";
+import { apiDoc, filterQuery, headerParam, jsonContent, queryParam, rawBody } from "../openapi/doc.ts";
+import {
+  EmptyJson,
+  NotifiedJson,
+  RawStepsJson,
+  RunsCancelledJson,
+  TriggeredRunJson,
+  TriggeredRunsJson,
+  WaitersJson,
+  WorkflowLogsJson,
+} from "./api-schemas.ts";
 import { RUN_STATES, type RunState } from "./model.ts";
+import { workflowHeaders } from "./protocol.ts";
 import type { RunService } from "./runs.ts";
 import type { RunFilter } from "./store.ts";
 import type { TriggerService } from "./trigger.ts";
@@ -50,18 +63,44 @@ function runFilter(request: Request, accepts: readonly FilterKey[], strict: bool
   return { ...f, states: f.states as RunState[] | undefined };
 }
 
+const SEVERAL = "; several as repeated keys or comma separated";
+/** Where a run filter means something else than the message filter of the same name. */
+const RUN_FILTER_DOCS: Partial<Record<FilterKey, string>> = {
+  state: `run states: ${RUN_STATES.join(", ")}${SEVERAL}`,
+  workflowCreatedAt: `creation times of the runs, Unix ms${SEVERAL}`,
+  messageId: "runs with this message",
+  workflowUrl: `workflow URLs${SEVERAL}`,
+};
+
+/** The run filters of a listing or a bulk cancel as query parameters. */
+function runFilterQuery(keys: readonly FilterKey[], override: Partial<Record<FilterKey, string>> = {}) {
+  const docs = { ...RUN_FILTER_DOCS, ...override };
+  return filterQuery(filterDocs(keys).map((f) => ({ ...f, description: docs[f.name as FilterKey] ?? f.description })));
+}
+
+const NOTIFIED = { 200: jsonContent(NotifiedJson, "the waiters the event reached") };
+const EVENT_BODY = rawBody("the event's data, any bytes: the waiting step receives it as its result");
+
 /** The workflow protocol's own endpoints (workflow messages themselves use publish and batch). */
 export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
   const logs = async ({ account, query, request }: { account: { id: string }; query: Record<string, unknown>; request: Request }) =>
     compact(await deps.runs.logs(account.id, runFilter(request, WORKFLOW_LOG_FILTERS, false, []), parseCursor(query.cursor), Number(query.count ?? 100)));
 
+  const names = workflowHeaders(ctx.dialect);
+  const logsDoc = (summary: string) =>
+    apiDoc({ summary, parameters: runFilterQuery(WORKFLOW_LOG_FILTERS), responses: { 200: jsonContent(WorkflowLogsJson, "a page of runs") } });
+  const runIdHeader = headerParam(names.runId, "the new run's id (default: a new `wfr_` id)");
+
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/workflows/events", logs, { query: LogsQuery, detail: { summary: "Workflow runs with their steps (client.logs), newest first" } })
-    .get("/v2/workflows/logs", logs, { query: LogsQuery, detail: { summary: "Workflow runs with their steps, newest first" } })
+    .get("/v2/workflows/events", logs, { query: LogsQuery, detail: logsDoc("Workflow runs with their steps (client.logs), newest first") })
+    .get("/v2/workflows/logs", logs, { query: LogsQuery, detail: logsDoc("Workflow runs with their steps, newest first") })
     .get("/v2/workflows/runs/:runId", ({ account, params }) => deps.runs.rawSteps(account.id, params.runId), {
       params: RunIdParams,
-      detail: { summary: "A running workflow run's raw steps (the SDK's lazy fetch)" },
+      detail: apiDoc({
+        summary: "A running workflow run's raw steps (the SDK's lazy fetch); 404 once it has ended",
+        responses: { 200: jsonContent(RawStepsJson, "the run's step list, in order") },
+      }),
     })
     .delete(
       "/v2/workflows/runs/:runId",
@@ -73,7 +112,11 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
         params: RunIdParams,
         query: t.Object({ cancel: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])) }),
         parse: "none",
-        detail: { summary: "End a workflow run: finished (body = its result) or cancelled" },
+        detail: apiDoc({
+          summary: "End a workflow run: finished (body = its result) or cancelled",
+          requestBody: rawBody("with cancel=false: the run's result (the route function's return value as JSON text); empty: none"),
+          responses: { 200: jsonContent(EmptyJson, "ended (or had ended already)") },
+        }),
       },
     )
     .delete(
@@ -90,7 +133,16 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
       },
       {
         query: t.Record(t.String(), t.Union([t.String(), t.Array(t.String())])),
-        detail: { summary: "Cancel workflow runs by ids or filters (several values as repeated keys or comma separated)" },
+        detail: apiDoc({
+          summary: "Cancel workflow runs by ids or filters (several values as repeated keys or comma separated)",
+          parameters: [
+            queryParam("workflowRunIds", `the runs to cancel (then filters and count do not apply)${SEVERAL}`),
+            ...runFilterQuery(WORKFLOW_CANCEL_FILTERS, { workflowUrl: `workflow URLs: a prefix unless workflowUrlExactMatch=true${SEVERAL}` }),
+            queryParam("workflowUrlExactMatch", "true: workflowUrl is the whole URL, not a prefix", { type: "string", enum: ["true", "false"] }),
+            queryParam("count", "with filters: cancel at most this many running runs (at most 10000)", { type: "integer", minimum: 1 }),
+          ],
+          responses: { 200: jsonContent(RunsCancelledJson, "how many runs were cancelled") },
+        }),
       },
     )
     .post(
@@ -109,7 +161,11 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
           timeoutHeaders: t.Optional(t.Record(t.String(), t.Array(t.String()))),
           step: t.Record(t.String(), t.Unknown()),
         }),
-        detail: { summary: "A workflow step waits for an event (context.waitForEvent)" },
+        detail: apiDoc({
+          summary: "A workflow step waits for an event (context.waitForEvent)",
+          parameters: [{ ...headerParam(names.runId, "the waiting run"), required: true }],
+          responses: { 200: jsonContent(EmptyJson, "the step waits (or took an event kept for it)") },
+        }),
       },
     )
     // One parameter name at one position (the router requires it): `id` is the event id of
@@ -118,7 +174,11 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
       "/v2/notify/:id",
       async ({ account, params, request }) =>
         deps.waits.notify(account, params.id, await readBodyLimited(request, account.limits.maxMessageSize)),
-      { params: t.Object({ id: t.String({ minLength: 1 }) }), parse: "none", detail: { summary: "Notify every step waiting for an event" } },
+      {
+        params: t.Object({ id: t.String({ minLength: 1 }) }),
+        parse: "none",
+        detail: apiDoc({ summary: "Notify every step waiting for an event", requestBody: EVENT_BODY, responses: NOTIFIED }),
+      },
     )
     .post(
       "/v2/notify/:id/:eventId",
@@ -127,12 +187,12 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
       {
         params: t.Object({ id: t.String({ minLength: 1 }), eventId: t.String({ minLength: 1 }) }),
         parse: "none",
-        detail: { summary: "Notify one run's wait for an event (kept until the run waits for it)" },
+        detail: apiDoc({ summary: "Notify one run's wait for an event (kept until the run waits for it)", requestBody: EVENT_BODY, responses: NOTIFIED }),
       },
     )
     .get("/v2/waiters/:eventId", ({ account, params }) => deps.waits.waiters(account, params.eventId), {
       params: EventIdParams,
-      detail: { summary: "The steps waiting for an event" },
+      detail: apiDoc({ summary: "The steps waiting for an event", responses: { 200: jsonContent(WaitersJson, "the waiters") } }),
     })
     .post(
       "/v2/trigger/*",
@@ -143,7 +203,15 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
           body: await readBodyLimited(request, account.limits.maxMessageSize),
           callerIp: callerIp(server, request),
         }),
-      { parse: "none", detail: { summary: "Start a workflow run for a caller without the SDK" } },
+      {
+        parse: "none",
+        detail: apiDoc({
+          summary: "Start a workflow run for a caller without the SDK",
+          parameters: [runIdHeader, ...settingParameters(ctx.dialect)],
+          requestBody: rawBody("the run's initial payload"),
+          responses: { 200: jsonContent(TriggeredRunJson, "the run") },
+        }),
+      },
     )
     .post("/v2/batch/trigger", ({ account, body, server, request }) => deps.trigger.triggerMany(account, body, callerIp(server, request)), {
       body: t.Array(
@@ -154,7 +222,10 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
         }),
         { maxItems: 1000 },
       ),
-      detail: { summary: "Start several workflow runs for callers without the SDK" },
+      detail: apiDoc({
+        summary: "Start several workflow runs for callers without the SDK",
+        responses: { 200: jsonContent(TriggeredRunsJson, "the runs") },
+      }),
     });
 }
 
@@ -174,7 +245,12 @@ export function webhookRoutes(accounts: AccountRegistry, waits: WaitService) {
     {
       params: t.Object({ userId: t.String(), runId: t.String(), eventId: t.String() }),
       parse: "none",
-      detail: { summary: "A workflow webhook (context.createWebhook): any method, no credentials", security: [] },
+      detail: apiDoc({
+        summary: "A workflow webhook (context.createWebhook): any method, no credentials",
+        security: [],
+        requestBody: rawBody("any body: the waiting step receives the call (method, headers, body, URL) as its event"),
+        responses: NOTIFIED,
+      }),
     },
   );
 }

@@ -1,3 +1,5 @@
+import { expect } from "bun:test";
+
 /**
  * Checks a value against a plain JSON Schema, as an OpenAPI document holds it: the subset the
  * document uses (types, properties, required, items, anyOf, const, enum, patternProperties,
@@ -34,4 +36,13 @@ export function schemaProblems(schema: any, value: unknown, path = ""): string[]
     }
   }
   return problems;
+}
+
+/** The real answer fits the schema the OpenAPI document `doc` gives for its status; returns its body. */
+export async function answerFits(doc: any, path: string, method: string, res: Response): Promise<any> {
+  const body = await res.json();
+  const schema = doc.paths[path]?.[method]?.responses[String(res.status)]?.content?.["application/json"]?.schema;
+  expect({ path, method, status: res.status, documented: schema !== undefined }).toEqual({ path, method, status: res.status, documented: true });
+  expect({ path, method, problems: schemaProblems(schema, body) }).toEqual({ path, method, problems: [] });
+  return body;
 }
