@@ -1,5 +1,5 @@
 import type { HTMLBundle } from "bun";
-import { Elysia } from "elysia";
+import { Elysia, type ElysiaConfig } from "elysia";
 import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
 import { fastRoutes, type FastRoute, type RequestObserver } from "./fast-route.ts";
@@ -10,6 +10,9 @@ export type { FastRoute, RequestObserver };
 
 /** Routes Bun serves itself, before Elysia: bundled HTML pages (the console) and their assets. */
 export type StaticRoutes = Record<string, HTMLBundle>;
+
+/** Bun's own `routes`, as Elysia hands them to `Bun.serve`. */
+type ServeRoutes = NonNullable<NonNullable<ElysiaConfig<string>["serve"]>["routes"]>;
 
 /**
  * Builds one Elysia app from route plugins, with the global error mapping and one log line per
@@ -27,8 +30,8 @@ export function buildHttpApp(
   // refuses them is an error, not silently dropped. `development: false` whatever NODE_ENV says:
   // pages are bundled once, minified and cached, the same under `bun src/main.ts` as in the
   // compiled binary (no hot reload, no dev-server socket).
-  const routes = { ...staticRoutes, ...fastRoutes(fast, { log, observe, fallback: (request) => app.fetch(request) }) };
-  const app: RoutePlugin = new Elysia({ normalize: false, serve: { development: false, routes: routes as never } });
+  const routes: ServeRoutes = { ...staticRoutes, ...fastRoutes(fast, { log, observe, fallback: (request) => app.fetch(request) }) };
+  const app: RoutePlugin = new Elysia({ normalize: false, serve: { development: false, routes } });
   installErrorHandling(app, log);
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);
