@@ -73,6 +73,6 @@ function fileSize(path: string): number {
   try {
     return statSync(path).size;
   } catch {
-    return 0; // no WAL right now (after a clean close, or before the first write)
+    return 0; // no WAL file right now
   }
 }

@@ -15,6 +15,7 @@
  * rare with a large bound: truncating at 64 MB stalled every 2 s at 1,000 messages/s).
  */
 import { Database } from "bun:sqlite";
+import { keepWalFiles } from "./db.ts";
 
 declare const self: Worker;
 
@@ -52,6 +53,7 @@ self.onmessage = (event: MessageEvent<CheckpointerStart | { type: "stop" }>) => 
   if (msg.type === "start") {
     db = new Database(msg.path);
     db.run("PRAGMA busy_timeout = 1000");
+    keepWalFiles(db);
     timer = setInterval(() => checkpoint(msg.restartPages, msg.idlePages), msg.intervalMs);
     self.postMessage({ type: "started" });
   } else if (msg.type === "stop") {

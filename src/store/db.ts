@@ -1,4 +1,4 @@
-import { Database } from "bun:sqlite";
+import { Database, constants } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 
@@ -21,7 +21,24 @@ export function openDatabase(path: string | null, busyTimeoutMs = 5000): Databas
   db.run("PRAGMA foreign_keys = ON");
   db.run("PRAGMA temp_store = MEMORY");
   db.run("PRAGMA cache_size = -32000");
+  if (path) keepWalFiles(db);
   return db;
+}
+
+/** A WAL that has grown in a burst shrinks back to this size when the writer starts it over. */
+const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * Keeps the `-wal` and `-shm` files across a clean close (SQLite deletes them by default). Opening
+ * a WAL database needs its 32 KB `-shm` file: creating it on a full disk fails, so after a default
+ * clean stop svcd could not start until space returned, while with the files kept it starts,
+ * reads, and answers writes with 503. The last connection still checkpoints everything at its
+ * close, and with a size limit set it truncates the WAL to zero bytes: the database file alone
+ * holds all data. Set on every connection, since whichever closes last decides.
+ */
+export function keepWalFiles(db: Database): void {
+  db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+  db.run(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
 }
 
 /** Applies, in order and each in its own transaction, the migrations this database has not seen. */

@@ -13,18 +13,33 @@ const WHAT_TO_DO = "choose another path with --db (or SVC_DB), or run with --mem
  */
 export function openStore(path: string | null, busyTimeoutMs: number, migrations: readonly Migration[]): Database {
   if (path) checkPath(resolve(path));
+  const existed = path !== null && statOrNull(resolve(path)) !== null;
   let db: Database | undefined;
+  let opened = false;
   try {
     db = openDatabase(path, busyTimeoutMs);
+    opened = true;
     migrate(db, migrations);
     return db;
   } catch (error) {
     db?.close();
     if (!path) throw error;
-    if (String((error as { code?: unknown })?.code).startsWith("SQLITE_FULL") || noSpaceLeft(dirname(resolve(path))))
-      throw new StartError(`--db ${path}: no space left on the file system holding it; free some space and start again`);
+    const code = String((error as { code?: unknown })?.code);
+    if (code.startsWith("SQLITE_FULL") || noSpaceLeft(dirname(resolve(path))))
+      throw new StartError(`--db ${path}: no space left on the file system holding it ${spaceNeededFor(existed, opened)}; free some space and start again`);
     throw new StartError(`--db ${path}: ${sqliteFailure(error)}; ${WHAT_TO_DO}`);
   }
+}
+
+/**
+ * What a start on a full disk could not do. svcd keeps the `-wal` and `-shm` files across a clean
+ * stop (see keepWalFiles), so an existing database normally opens on a full disk; it cannot when
+ * its `-shm` file is gone.
+ */
+function spaceNeededFor(existed: boolean, opened: boolean): string {
+  if (!existed) return "to create the database";
+  if (opened) return "to update the database to this version's schema";
+  return "for the 32 KB -shm file SQLite needs beside the database (it is missing: the database was copied, or last closed by a program that removes it)";
 }
 
 function fail(path: string, reason: string): never {
@@ -80,7 +95,7 @@ function accessProblem(path: string, mode: number): string | null {
   }
 }
 
-/** SQLite reports a full disk at open as an I/O error (it cannot create the -wal or -shm file). */
+/** SQLite reports a full disk at open as an I/O error (it cannot size the -shm file). */
 function noSpaceLeft(folder: string): boolean {
   try {
     return statfsSync(folder).bavail === 0;

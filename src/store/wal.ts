@@ -42,8 +42,6 @@ export class BackgroundCheckpointer implements BackgroundService {
     // The thread must not keep a process alive that has nothing else to do.
     worker.unref();
     this.db.run("PRAGMA wal_autocheckpoint = 0");
-    // When the writer starts the WAL over, a file grown by a burst shrinks back to this size.
-    this.db.run(`PRAGMA journal_size_limit = ${16 * 1024 * 1024}`);
     worker.postMessage({ type: "start", path: this.path, ...this.options });
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitUntil } from "./wait.ts";
@@ -44,5 +44,25 @@ export async function withTmpfs<T>(opts: { size: string; readOnly?: boolean }, u
       { timeoutMs: 5_000, what: "the tmpfs to unmount" },
     );
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes zeros into `file` until the file system has no byte left. */
+export function fillUp(file: string): void {
+  const fd = openSync(file, "w");
+  const chunk = new Uint8Array(16 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+    for (let size = 1024; size >= 1; size >>= 1) {
+      try {
+        for (;;) writeSync(fd, chunk.subarray(0, size));
+      } catch {
+        // the next, smaller size
+      }
+    }
+  } finally {
+    closeSync(fd);
   }
 }

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "../helpers/process.ts";
-import { canMountTmpfs, withTmpfs } from "../helpers/tmpfs.ts";
+import { canMountTmpfs, fillUp, withTmpfs } from "../helpers/tmpfs.ts";
 
 /**
  * Every failure to start is one line on stderr naming the value at fault and what to do, exit
@@ -172,5 +172,19 @@ test.skipIf(!canMountTmpfs())("a full disk where the database must be created", 
     writeFileSync(join(mount, "filler"), new Uint8Array(256 * 1024 - 4096));
     const db = join(mount, "svcd.sqlite");
     expectOneLineExit2(await runSvcd(["--port", "0", "--db", db]), db, "no space left");
+  });
+});
+
+test.skipIf(!canMountTmpfs())("a full disk and a database whose -shm file is gone: the one start that needs new space", async () => {
+  await withTmpfs({ size: "1m" }, async (mount) => {
+    const db = join(mount, "svcd.sqlite");
+    const first = await spawnServer([BUN, MAIN, "--port", "0", "--db", db]);
+    expect(await first.stop()).toBe(0);
+    // What a copy of the database file alone, or a close by a program that deletes them, leaves.
+    rmSync(`${db}-wal`);
+    rmSync(`${db}-shm`);
+    fillUp(join(mount, "filler"));
+    const line = expectOneLineExit2(await runSvcd(["--port", "0", "--db", db]), db, "no space left", "-shm");
+    expect(line).toContain("free some space");
   });
 });

@@ -1,6 +1,6 @@
 import { Database, constants } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { closeSync, openSync, rmSync, writeSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/config.ts";
 import { createLogger } from "../../src/core/log.ts";
@@ -8,13 +8,14 @@ import { createServer } from "../../src/server.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { canMountTmpfs, withTmpfs } from "../helpers/tmpfs.ts";
+import { canMountTmpfs, fillUp, withTmpfs } from "../helpers/tmpfs.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**
  * A restart after a crash must recover the messages that were in flight. When storage cannot be
  * written at that moment (disk full, database locked), svcd still starts: it answers reads, answers
  * writes with 503, reports not ready, and recovers and delivers by itself once storage is back.
+ * A start on a full disk after a clean stop works too: the stop keeps the files SQLite needs.
  */
 
 let rx: Receiver;
@@ -86,26 +87,6 @@ test("the database is locked at start: svcd answers, 503 on writes, not ready; r
   }
 }, 30_000);
 
-/** Writes zeros into `file` until the file system has no byte left. */
-function fillUp(file: string): void {
-  const fd = openSync(file, "w");
-  const chunk = new Uint8Array(16 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-    for (let size = 1024; size >= 1; size >>= 1) {
-      try {
-        for (;;) writeSync(fd, chunk.subarray(0, size));
-      } catch {
-        // the next, smaller size
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 test.skipIf(!canMountTmpfs())("kill -9 with deliveries in flight, restart on a full disk: it starts, answers 503, and recovers once space returns", async () => {
   await withTmpfs({ size: "4m" }, async (mount) => {
     holding = true;
@@ -149,6 +130,46 @@ test.skipIf(!canMountTmpfs())("kill -9 with deliveries in flight, restart on a f
       expect(new Set(redelivered.map((r) => r.headers.get("svc-message-id")))).toEqual(new Set(ids));
       expect((await publishTo(second.url, "disk-token", "/after-full")).status).toBe(200);
       await rx.waitFor(1, { match: (r) => r.path === "/after-full" });
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+}, 60_000);
+
+test.skipIf(!canMountTmpfs())("a clean stop, then a start on a full disk: it starts, serves reads, answers 503 on writes, and recovers once space returns", async () => {
+  await withTmpfs({ size: "4m" }, async (mount) => {
+    holding = false;
+    const db = join(mount, "svcd.sqlite");
+    const start = () => spawnServer([BUN, MAIN, "--port", "0", "--db", db, "--log-level", "info"], { env: { SVC_TOKEN: "clean-token" } });
+    const first = await start();
+    const delayed = await fetch(`${first.url}/v2/publish/${rx.url}/clean/delayed`, {
+      method: "POST",
+      body: "later",
+      headers: { authorization: "Bearer clean-token", "Svc-Delay": "1h" },
+    });
+    expect(delayed.status).toBe(200);
+    const { messageId } = (await delayed.json()) as { messageId: string };
+    expect(await first.stop()).toBe(0);
+    // The stop checkpointed everything (the WAL is empty) and kept the files a start needs.
+    expect(statSync(`${db}-wal`).size).toBe(0);
+    expect(statSync(`${db}-shm`).size).toBeGreaterThan(0);
+
+    const filler = join(mount, "filler");
+    fillUp(filler);
+    const second = await start();
+    try {
+      expect(second.proc.exitCode).toBeNull();
+      expect((await fetch(`${second.url}/__svc/health`)).status).toBe(200);
+      const read = await fetch(`${second.url}/v2/messages/${messageId}`, { headers: { authorization: "Bearer clean-token" } });
+      expect(read.status).toBe(200);
+      const refused = await publishTo(second.url, "clean-token", "/clean/while-full");
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: string }).error).toStartWith("storage unavailable");
+
+      rmSync(filler);
+      await waitUntil(async () => (await publishTo(second.url, "clean-token", "/clean/after-full")).status === 200, { what: "publish accepted once space returns" });
+      await rx.waitFor(1, { match: (r) => r.path === "/clean/after-full" });
+      expect(rx.received.filter((r) => r.path === "/clean/while-full")).toHaveLength(0);
     } finally {
       expect(await second.stop()).toBe(0);
     }
