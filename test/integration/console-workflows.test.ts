@@ -3,7 +3,7 @@
  * (`@upstash/workflow`) served by a local app on svcd in the hosted dialect.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import type { Page } from "puppeteer-core";
+import type { HTTPRequest, Page } from "puppeteer-core";
 import { launchBrowser, openConsole, UI_WAIT, watchPage, type ConsoleDriver } from "../helpers/browser.ts";
 import { waitUntil } from "../helpers/wait.ts";
 import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
@@ -161,6 +161,70 @@ describe("the console's Workflows page", () => {
     await ui.waitForText("[data-testid=run-result]", "stored");
     await ui.waitForText(".page-head", "RUN_SUCCESS");
     expect(await entries()).toEqual([]);
+  }, TEST_TIMEOUT);
+
+  test("from the workflow DLQ, restart all matching restarts every failed run the filter matches, over several pages, and no other", async () => {
+    const failing = (path: string) =>
+      w.serve(path, async (context) => {
+        await context.run("work", () => {
+          throw new Error("still broken");
+        });
+      });
+    const a = failing("/wf/bulk-a");
+    const b = failing("/wf/bulk-b");
+    const matching = [(await w.client.trigger({ url: a, retries: 0 })).workflowRunId, (await w.client.trigger({ url: a, retries: 0 })).workflowRunId];
+    const other = (await w.client.trigger({ url: b, retries: 0 })).workflowRunId;
+    const original = [...matching, other];
+    await w.flush();
+    type Entry = { dlqId: string; workflowRunId: string };
+    const entries = async () => ((await (await w.svc.api("/v2/dlq?source=workflow")).json()) as { messages: Entry[] }).messages;
+    await waitUntil(async () => (await entries()).length === 3, { what: "the three runs failed into the DLQ" });
+    const before = await entries();
+    const runsOf = async (url: string) => ((await (await w.svc.api(`/v2/workflows/logs?workflowUrl=${encodeURIComponent(url)}`)).json()) as { runs: Array<{ workflowRunId: string }> }).runs;
+
+    // The server bounds each bulk call (to 100 entries); here to one, so the page must follow the
+    // cursor. The second call waits until the run restarted by the first has failed again: that
+    // new entry matches the filter too, and must not be restarted once more.
+    const calls: string[] = [];
+    const problems: unknown[] = [];
+    const oneAtATime = async (request: HTTPRequest) => {
+      if (request.isInterceptResolutionHandled()) return;
+      if (!request.url().includes("/v2/workflows/dlq/restart")) return void request.continue();
+      calls.push(request.postData() ?? "");
+      if (calls.length === 2)
+        await waitUntil(async () => (await entries()).some((e) => !original.includes(e.workflowRunId)), { what: "the first restarted run failed again" }).catch((e) => problems.push(e));
+      await request.continue({ url: `${request.url()}?count=1` });
+    };
+    await page.setRequestInterception(true);
+    page.on("request", oneAtATime);
+    try {
+      await ui.go("/workflows");
+      await page.click('nav.tabs a[href="/console/workflows/dlq"]');
+      await page.waitForSelector(`tr[data-dlq]`, { timeout: UI_WAIT });
+      await ui.fill("form.filters", "URL", a);
+      await ui.clickButton("form.filters", "Filter");
+      await ui.waitForNoText("main table", other);
+      await ui.waitForText("main table", matching[0]!);
+      await ui.clickButton(".page-head", "Restart all matching");
+      await ui.waitForText(".toasts", "Restarted");
+    } finally {
+      page.off("request", oneAtATime);
+      await page.setRequestInterception(false);
+    }
+    expect(problems).toEqual([]);
+    expect(await ui.textOf(".toasts")).toContain("Restarted 2 runs");
+    expect(calls.length).toBe(2);
+    await w.flush();
+
+    // Exactly the two matching runs were restarted (each once); the other run's entry is untouched.
+    const runsA = (await runsOf(a)).map((r) => r.workflowRunId);
+    expect(runsA).toHaveLength(4);
+    expect(runsA).toEqual(expect.arrayContaining(matching));
+    expect((await runsOf(b)).map((r) => r.workflowRunId)).toEqual([other]);
+    const after = await entries();
+    expect(after.filter((e) => original.includes(e.workflowRunId))).toEqual(before.filter((e) => e.workflowRunId === other));
+    // The restarted runs failed again: their new entries are the ones left of URL a.
+    expect(after.filter((e) => !original.includes(e.workflowRunId)).map((e) => e.workflowRunId).sort()).toEqual(runsA.filter((id) => !matching.includes(id)).sort());
   }, TEST_TIMEOUT);
 
   test("in the hosted dialect the Publish page names options with the Upstash- prefix", async () => {

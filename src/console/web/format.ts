@@ -36,6 +36,9 @@ export function relative(ms: number | undefined, now: number): string {
   return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(-delta)} ago`;
 }
 
+/** `1 entry`, `3 entries`. */
+export const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 export const formatCount = (n: number | undefined) => (n === undefined ? "—" : n.toLocaleString("en-US"));
 
 export function formatBytes(n: number): string {

@@ -1,5 +1,5 @@
 import { api, type Query } from "./api.ts";
-import type { DlqEntry } from "./dlq-api.ts";
+import { actOnMatching, type DlqEntry } from "./dlq-api.ts";
 
 export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"];
 
@@ -96,6 +96,11 @@ export const startRuns = (action: "resume" | "restart", dlqIds: string[]) =>
   api<{ workflowRuns: StartedRun[] }>(`/v2/workflows/dlq/${action}`, { method: "POST", body: { dlqIds } });
 export const retryFailureFunction = (dlqId: string) => api<StartedRun>(`/v2/workflows/dlq/callback/${enc(dlqId)}`, { method: "POST" });
 export const deleteWorkflowDlq = (dlqIds: string[]) => api<{ deleted: number }>("/v2/workflows/dlq", { method: "DELETE", body: { dlqIds } });
+/** Resume or restart the runs of every entry matching `filters`; resolves to how many. */
+export const startRunsMatching = (action: "resume" | "restart", filters: Query) =>
+  actOnMatching("POST", `/v2/workflows/dlq/${action}`, filters, (a: { workflowRuns?: StartedRun[] }) => a.workflowRuns?.length ?? 0, readWorkflowDlq);
+export const deleteWorkflowDlqMatching = (filters: Query) =>
+  actOnMatching("DELETE", "/v2/workflows/dlq", filters, (a: { deleted?: number }) => a.deleted ?? 0, readWorkflowDlq);
 
 /** Steps a run has completed (the initial payload not counted). */
 export const completedSteps = (run: WorkflowRun) =>

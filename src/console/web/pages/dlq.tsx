@@ -1,11 +1,12 @@
 import { useState } from "preact/hooks";
-import { api, type Query } from "../api.ts";
-import { deleteDlq, readDlq, readDlqEntry, retryDlq, type DlqEntry } from "../dlq-api.ts";
-import { base64ToBytes, formatTime, relative, textToBytes } from "../format.ts";
+import { api } from "../api.ts";
+import { deleteDlq, deleteDlqMatching, failedAt, readDlq, readDlqEntry, retryDlq, retryDlqMatching } from "../dlq-api.ts";
+import { base64ToBytes, formatTime, plural, relative, textToBytes } from "../format.ts";
 import { usePoll } from "../live.ts";
 import { labelsOf } from "../logs.ts";
 import { href, navigate, type Route } from "../router.ts";
 import { useStatus } from "../status.ts";
+import { AllMatching } from "../ui/bulk.tsx";
 import { Card, Empty, ErrorBox, Fields, Loading, Mono, PageHead, StatusCode } from "../ui/bits.tsx";
 import { apiFilters, FilterBar, type FilterField } from "../ui/filters.tsx";
 import { Pager, useSelection } from "../ui/pager.tsx";
@@ -28,19 +29,6 @@ export function DlqPage({ route }: { route: Route }) {
   return <DlqList route={route} />;
 }
 
-/** Bulk actions by filter go round while the server answers a cursor (it bounds each call). */
-async function bulkByFilter(method: "DELETE" | "POST", path: string, filters: Query, field: "deleted" | "responses"): Promise<number> {
-  let done = 0;
-  let cursor: string | undefined;
-  for (let round = 0; round < 1000; round++) {
-    const answer = await api<{ deleted?: number; responses?: unknown[]; cursor?: string }>(path, { method, body: { ...filters, ...(cursor ? { cursor } : {}) } });
-    done += field === "deleted" ? (answer.deleted ?? 0) : (answer.responses?.length ?? 0);
-    if (!answer.cursor || answer.cursor === cursor) break;
-    cursor = answer.cursor;
-  }
-  return done;
-}
-
 function DlqList({ route }: { route: Route }) {
   const query = apiFilters(DLQ_FILTERS, route.query);
   const key = JSON.stringify(query);
@@ -52,33 +40,22 @@ function DlqList({ route }: { route: Route }) {
   const selection = useSelection(entries.map((e) => e.dlqId), key);
   const chosen = selection.chosen;
 
-
   return (
     <>
       <PageHead title="Dead-letter queue" sub="Messages whose retries ran out. Retry republishes one with its stored settings.">
-        <button
-          type="button"
+        <AllMatching
+          filtered={filtered}
           disabled={entries.length === 0}
-          onClick={async () => {
-            const what = filtered ? "every DLQ entry matching the filters" : "EVERY entry of the DLQ";
-            if (!confirm(`Retry ${what}?`)) return;
-            await act("Retry", () => bulkByFilter("POST", "/v2/dlq/retry", query, "responses"), (n) => `Retried ${n} message${n === 1 ? "" : "s"}`);
+          what={{ matching: "every DLQ entry matching the filters", all: "EVERY entry of the DLQ" }}
+          after={() => {
+            selection.clear();
+            setCursor(undefined);
           }}
-        >
-          Retry all{filtered ? " matching" : ""}
-        </button>
-        <button
-          type="button"
-          class="danger"
-          disabled={entries.length === 0}
-          onClick={async () => {
-            const what = filtered ? "every DLQ entry matching the filters" : "EVERY entry of the DLQ";
-            if (!confirm(`Delete ${what}? This cannot be undone.`)) return;
-            await act("Delete", () => bulkByFilter("DELETE", "/v2/dlq", query, "deleted"), (n) => `Deleted ${n} entr${n === 1 ? "y" : "ies"}`);
-          }}
-        >
-          Delete all{filtered ? " matching" : ""}
-        </button>
+          actions={[
+            { verb: "Retry", run: () => retryDlqMatching(query), done: (n) => `Retried ${plural(n, "message", "messages")}` },
+            { verb: "Delete", danger: true, warning: "This cannot be undone.", run: () => deleteDlqMatching(query), done: (n) => `Deleted ${plural(n, "entry", "entries")}` },
+          ]}
+        />
       </PageHead>
       <FilterBar fields={DLQ_FILTERS} path="/dlq" />
       {chosen.length > 0 && (
@@ -141,8 +118,8 @@ function DlqList({ route }: { route: Route }) {
                     <input type="checkbox" aria-label={`Select ${e.dlqId}`} checked={selection.has(e.dlqId)} onChange={() => selection.toggle(e.dlqId)} />
                   </td>
                   <td class="nowrap" title={e.dlqId}>
-                    {formatTime(dlqTime(e))}
-                    <div class="muted small">{relative(dlqTime(e), now)}</div>
+                    {formatTime(failedAt(e))}
+                    <div class="muted small">{relative(failedAt(e), now)}</div>
                   </td>
                   <td>
                     <a class="mono id" href={href(`/dlq/${e.dlqId}`)} title={e.messageId}>
@@ -176,9 +153,6 @@ function DlqList({ route }: { route: Route }) {
     </>
   );
 }
-
-/** DLQ ids are `<unix ms>-<seq>`: the time the message failed. */
-const dlqTime = (e: DlqEntry) => Number(e.dlqId.split("-")[0]) || e.createdAt;
 
 function DlqDetail({ dlqId }: { dlqId: string }) {
   const { data: e, error } = usePoll(() => readDlqEntry(dlqId), `dlq-${dlqId}`, 5000);
@@ -219,7 +193,7 @@ function DlqDetail({ dlqId }: { dlqId: string }) {
               ["Destination", <Mono>{e.url}</Mono>],
               ["Method", e.method],
               ["Created", formatTime(e.createdAt, { millis: true })],
-              ["Failed", formatTime(dlqTime(e), { millis: true })],
+              ["Failed", formatTime(failedAt(e), { millis: true })],
               ["Max retries", e.maxRetries],
               ["Callback", e.callback],
               ["Failure callback", e.failureCallback],

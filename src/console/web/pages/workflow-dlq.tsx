@@ -1,13 +1,25 @@
 import { useState } from "preact/hooks";
-import { formatTime, relative } from "../format.ts";
+import { failedAt } from "../dlq-api.ts";
+import { formatTime, plural, relative } from "../format.ts";
 import { usePoll } from "../live.ts";
 import { href, type Route } from "../router.ts";
 import { useStatus } from "../status.ts";
+import { AllMatching } from "../ui/bulk.tsx";
 import { Empty, ErrorBox, Loading, PageHead, StateBadge, StatusCode } from "../ui/bits.tsx";
 import { apiFilters, FilterBar, type FilterField } from "../ui/filters.tsx";
 import { Pager, useSelection } from "../ui/pager.tsx";
 import { act } from "../ui/toast.tsx";
-import { deleteWorkflowDlq, readWorkflowDlq, restartRun, resumeRun, retryFailureFunction, startRuns, type WorkflowDlqEntry } from "../workflows-api.ts";
+import {
+  deleteWorkflowDlq,
+  deleteWorkflowDlqMatching,
+  readWorkflowDlq,
+  restartRun,
+  resumeRun,
+  retryFailureFunction,
+  startRuns,
+  startRunsMatching,
+  type WorkflowDlqEntry,
+} from "../workflows-api.ts";
 import { openStartedRun, WorkflowTabs } from "./workflow-actions.tsx";
 
 const WORKFLOW_DLQ_FILTERS: FilterField[] = [
@@ -18,11 +30,6 @@ const WORKFLOW_DLQ_FILTERS: FilterField[] = [
   { key: "fromDate", label: "From", kind: "datetime" },
   { key: "toDate", label: "To", kind: "datetime" },
 ];
-
-/** DLQ ids are `<unix ms>-<seq>`: the time the run failed. */
-const failedAt = (e: WorkflowDlqEntry) => Number(e.dlqId.split("-")[0]) || e.createdAt;
-
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** The failure function's state; one that failed can be called again (the server refuses any other). */
 function FailureFunction({ e }: { e: WorkflowDlqEntry }) {
@@ -69,6 +76,7 @@ export function WorkflowDlq({ route }: { route: Route }) {
   const list = usePoll(() => readWorkflowDlq({ ...query, count: 50, cursor }), `wf-dlq|${key}|${cursor ?? ""}`);
   const now = useStatus().data?.clock.now ?? Date.now();
   const entries = list.data?.messages ?? [];
+  const filtered = Object.keys(query).length > 0;
   const selection = useSelection(entries.map((e) => e.dlqId), key);
   const chosen = selection.chosen;
   const bulk = async <T,>(label: string, run: () => Promise<T>, describe: (answer: T) => string) => {
@@ -77,7 +85,22 @@ export function WorkflowDlq({ route }: { route: Route }) {
 
   return (
     <>
-      <PageHead title="Workflows" sub="Runs whose step ran out of retries. Resume keeps the steps that succeeded; restart starts over from the initial payload." />
+      <PageHead title="Workflows" sub="Runs whose step ran out of retries. Resume keeps the steps that succeeded; restart starts over from the initial payload.">
+        <AllMatching
+          filtered={filtered}
+          disabled={entries.length === 0}
+          what={{ matching: "every failed run matching the filters", all: "EVERY failed run of the workflow DLQ" }}
+          after={() => {
+            selection.clear();
+            setCursor(undefined);
+          }}
+          actions={[
+            { verb: "Resume", run: () => startRunsMatching("resume", query), done: (n) => `Resumed ${plural(n, "run", "runs")}` },
+            { verb: "Restart", run: () => startRunsMatching("restart", query), done: (n) => `Restarted ${plural(n, "run", "runs")}` },
+            { verb: "Delete", danger: true, warning: "This cannot be undone.", run: () => deleteWorkflowDlqMatching(query), done: (n) => `Deleted ${plural(n, "entry", "entries")}` },
+          ]}
+        />
+      </PageHead>
       <WorkflowTabs current="dlq" />
       <FilterBar fields={WORKFLOW_DLQ_FILTERS} path="/workflows/dlq" />
       {chosen.length > 0 && (
@@ -110,7 +133,7 @@ export function WorkflowDlq({ route }: { route: Route }) {
       )}
       {list.error && <ErrorBox error={list.error} />}
       {list.loading && !list.data && <Loading />}
-      {list.data && entries.length === 0 && <Empty>No failed workflow run waits in the DLQ.</Empty>}
+      {list.data && entries.length === 0 && <Empty>{filtered ? "No failed run matches." : "No failed workflow run waits in the DLQ."}</Empty>}
       {entries.length > 0 && (
         <div class="table-wrap">
           <table class="table" aria-label="Failed workflow runs">
