@@ -16,14 +16,17 @@ const server = createServer(async (req, res) => {
   for await (const chunk of req) chunks.push(chunk);
   const body = new Uint8Array(Buffer.concat(chunks));
 
+  // A server started with --dialect upstash signs with Upstash-Signature and the issuer "Upstash".
+  const upstash = req.headers["svc-signature"] === undefined && req.headers["upstash-signature"] !== undefined;
   const result = await verifySignature({
-    signature: req.headers["svc-signature"] ?? req.headers["upstash-signature"] ?? "",
+    signature: req.headers[upstash ? "upstash-signature" : "svc-signature"] ?? "",
+    issuer: upstash ? "Upstash" : "Svc",
     body,
     currentSigningKey: process.env.SVC_CURRENT_SIGNING_KEY ?? "",
     nextSigningKey: process.env.SVC_NEXT_SIGNING_KEY ?? "",
     url: `${process.env.PUBLIC_URL ?? `http://${req.headers.host}`}${req.url}`,
   });
-  console.log(JSON.stringify({ path: req.url, messageId: req.headers["svc-message-id"] ?? null, verified: result.ok, reason: result.ok ? null : result.reason }));
+  console.log(JSON.stringify({ path: req.url, messageId: req.headers["svc-message-id"] ?? req.headers["upstash-message-id"] ?? null, verified: result.ok, reason: result.ok ? null : result.reason }));
   if (!result.ok) {
     res.writeHead(401, { "content-type": "text/plain" }).end(result.reason);
     return;

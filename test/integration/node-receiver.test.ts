@@ -8,7 +8,7 @@ import { waitUntil } from "../helpers/wait.ts";
 /**
  * The receiver verification module under Node itself: the example server of examples/ runs in a
  * `node` subprocess, importing `svcd/verify` through the package's exports, and checks real
- * deliveries. A relay in front of it passes one delivery on untouched and changes the body of
+ * deliveries of both dialects (`Svc-Signature`, and `Upstash-Signature` with the issuer `Upstash`). A relay in front of it passes one delivery on untouched and changes the body of
  * another, as a tampering proxy would.
  */
 
@@ -23,6 +23,8 @@ interface Verdict {
 }
 
 let s: TestServer;
+/** The same account's keys on a server of the other dialect: Upstash-Signature, issuer "Upstash". */
+let upstash: TestServer;
 let receiver: ChildProcessWithoutNullStreams;
 const verdicts: Verdict[] = [];
 let relay: ReturnType<typeof Bun.serve>;
@@ -30,6 +32,7 @@ let receiverUrl = "";
 
 beforeAll(async () => {
   s = await startTestServer();
+  upstash = await startTestServer({ config: { dialect: "upstash" } });
   const account = s.ctx.accounts.all()[0]!;
   relay = Bun.serve({
     port: 0,
@@ -67,13 +70,14 @@ afterAll(async () => {
   receiver?.kill();
   relay?.stop(true);
   await s?.stop();
+  await upstash?.stop();
 });
 
 test.skipIf(!NODE)("under Node, the verify module accepts a real delivery and refuses a tampered body", async () => {
-  const publish = async (path: string) => {
-    const res = await s.api(`/v2/publish/http://127.0.0.1:${relay.port}${path}`, {
+  const publish = async (path: string, server = s) => {
+    const res = await server.api(`/v2/publish/http://127.0.0.1:${relay.port}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "Svc-Retries": "0" },
+      headers: { "content-type": "application/json", [`${server === s ? "Svc" : "Upstash"}-Retries`]: "0" },
       body: JSON.stringify({ order: 42, path }),
     });
     expect(res.status).toBe(200);
@@ -81,9 +85,11 @@ test.skipIf(!NODE)("under Node, the verify module accepts a real delivery and re
   };
   const genuine = await publish("/orders/genuine?x=1");
   const tampered = await publish("/orders/tampered");
+  const fromUpstash = await publish("/orders/upstash", upstash);
 
-  await waitUntil(() => verdicts.length >= 2, { what: "two verdicts from the node receiver" });
+  await waitUntil(() => verdicts.length >= 3, { what: "three verdicts from the node receiver" });
   expect(verdicts.find((v) => v.messageId === genuine)).toEqual({ path: "/orders/genuine?x=1", messageId: genuine, verified: true, reason: null });
+  expect(verdicts.find((v) => v.messageId === fromUpstash)).toEqual({ path: "/orders/upstash", messageId: fromUpstash, verified: true, reason: null });
   const refused = verdicts.find((v) => v.messageId === tampered)!;
   expect(refused.verified).toBe(false);
   expect(refused.reason).toContain("body hash does not match");
