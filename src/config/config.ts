@@ -149,7 +149,7 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--shutdown-timeout", env: "SVC_SHUTDOWN_TIMEOUT_MS", help: "ms to let in-flight deliveries finish on SIGINT/SIGTERM", apply: (c, v, f) => (c.shutdownTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--busy-timeout", env: "SVC_BUSY_TIMEOUT_MS", help: "ms a write waits for the database lock before answering 503", apply: (c, v, f) => (c.busyTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--metrics-token", env: "SVC_METRICS_TOKEN", help: `bearer token of GET /metrics (default ${DEFAULT_METRICS_TOKEN})`, apply: (c, v, f) => (c.metricsToken = nonEmpty(v, f)) },
-  { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed and used in index endpoints", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
+  { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed at start (the URL clients reach svcd at, behind a proxy)", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
 ];
 
 /** The default account's text fields, each set by an environment variable. */
