@@ -8,7 +8,8 @@ import { waitUntil } from "../helpers/wait.ts";
 /**
  * The receiver verification module under Node itself: the example server of examples/ runs in a
  * `node` subprocess, importing `svcd/verify` through the package's exports, and checks real
- * deliveries of both dialects (`Svc-Signature`, and `Upstash-Signature` with the issuer `Upstash`). A relay in front of it passes one delivery on untouched and changes the body of
+ * deliveries of both dialects (`Svc-Signature`, and `Upstash-Signature` with the issuer
+ * `Upstash`). A relay in front of it passes one delivery on untouched and changes the body of
  * another, as a tampering proxy would.
  */
 
