@@ -12,9 +12,13 @@ import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
 export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
   return new Elysia()
     .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam } }))
-    .derive({ as: "scoped" }, ({ bearer, request }): { account: Account } => ({
-      account: messagingAccount(accounts, dialect, request, bearer),
-    }));
+    .derive({ as: "scoped" }, ({ bearer, request, query }): { account: Account } => {
+      const account = messagingAccount(accounts, dialect, request, bearer);
+      // Derive runs before validation: a route's strict query schema must not see the token as an
+      // unknown field (`?svc_token=` works on every messaging route, not only on those without one).
+      delete (query as Record<string, unknown>)[dialect.tokenQueryParam];
+      return { account };
+    });
 }
 
 /** The account a messaging request acts for (`token` as the bearer plugin extracts it), or the 400/401. */

@@ -43,6 +43,22 @@ describe("messaging auth", () => {
     const res = await fetch(`${s.url}/v2/keys?svc_token=${ALICE.token}`);
     expect(res.status).toBe(200);
   });
+  test("svc_token also works on routes whose query has a schema of its own", async () => {
+    const call = (method: string, path: string, token: string, body?: string) =>
+      fetch(`${s.url}${path}${path.includes("?") ? "&" : "?"}svc_token=${token}`, { method, body });
+    expect(await (await call("POST", "/__svc/flush?timeout=5000", ALICE.token)).json()).toEqual({ idle: true });
+    expect((await call("GET", "/__svc/stats?period=1d", ALICE.token)).status).toBe(200);
+    expect((await call("POST", "/v2/flowControl/partner/pin?rate=5&period=60", ALICE.token)).status).toBe(200);
+    const pinned = (await (await s.api("/v2/flowControl/partner", { token: ALICE.token })).json()) as Record<string, unknown>;
+    expect([pinned.isPinnedRate, pinned.rateMax, pinned.ratePeriod]).toEqual([true, 5, 60]);
+    expect((await call("POST", "/v2/flowControl/partner/unpin?rate=true", ALICE.token)).status).toBe(200);
+    // Past validation: the real clock refuses to move (409), an unknown run is 404.
+    await expectJsonError(await call("POST", "/__svc/clock/advance?flush=true", ALICE.token, '{"ms":1}'), 409);
+    await expectJsonError(await call("DELETE", "/v2/workflows/runs/wfr_none?cancel=true", ALICE.token), 404);
+    // The token still decides: a wrong one is 401, another account's key is its own.
+    await expectJsonError(await call("POST", "/v2/flowControl/partner/pin?rate=5", "nope"), 401);
+    await expectJsonError(await s.api("/v2/flowControl/partner", { token: BOB.token }), 404);
+  });
   test("each account sees its own keys", async () => {
     const a = (await (await s.api("/v2/keys", { token: ALICE.token })).json()) as { current: string; next: string };
     const b = (await (await s.api("/v2/keys", { token: BOB.token })).json()) as { current: string; next: string };
