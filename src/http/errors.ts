@@ -27,6 +27,21 @@ function describeValidation(error: unknown, query: Record<string, unknown> | und
   return problemText(fieldName("", problem.path) ? "" : where, problem);
 }
 
+/**
+ * A JSON body sent without its Content-Type (`curl -d` declares a form) is read as a form, and its
+ * fields then look missing: the answer says why, so "queueName: is required" is not a riddle.
+ */
+function notJsonHint(error: unknown, request: Request): string {
+  const e = error as { type?: string; value?: unknown };
+  if (e.type !== "body") return "";
+  // Read as text, or as a form whose one field name is the JSON text.
+  const v = e.value;
+  const misread = typeof v === "string" || (typeof v === "object" && v !== null && Object.keys(v).some((k) => /^\s*[[{]/.test(k)));
+  if (!misread) return "";
+  const type = request.headers.get("content-type")?.split(";")[0]?.trim() ?? "";
+  return ` (the body was read as ${type || "having no Content-Type"}: send JSON with Content-Type: application/json)`;
+}
+
 interface ErrorContext {
   code: unknown;
   error: unknown;
@@ -69,7 +84,7 @@ export function installErrorHandling(app: RoutePlugin, log: Logger) {
     if (error instanceof HttpError) return errorResponse(error, path, log);
     switch (code) {
       case "VALIDATION":
-        return jsonError(400, describeValidation(error, query));
+        return jsonError(400, describeValidation(error, query) + notJsonHint(error, request));
       case "PARSE":
         return jsonError(400, "invalid request body: malformed JSON or unreadable body");
       case "NOT_FOUND": {

@@ -35,6 +35,18 @@ test("management bodies: required, unknown and enumerated fields", async () => {
   expect(await errorOf(await create([]))).toBe("body: must be a JSON object");
 });
 
+test("a JSON body sent as a form or as text (curl -d without its Content-Type): the answer says so", async () => {
+  const hint = (type: string) => ` (the body was read as ${type}: send JSON with Content-Type: application/json)`;
+  const asForm = { method: "POST", body: JSON.stringify({ queueName: "emails" }), headers: { "content-type": "application/x-www-form-urlencoded" } };
+  expect(await errorOf(await s.api("/v2/queues", asForm))).toBe("queueName: is required" + hint("application/x-www-form-urlencoded"));
+  const asText = { method: "POST", body: JSON.stringify([{ destination: "http://127.0.0.1:9/x" }]), headers: { "content-type": "text/plain" } };
+  expect(await errorOf(await s.api("/v2/batch", asText))).toBe("body: must be a list" + hint("text/plain"));
+  expect(await errorOf(await s.mgmt("/v2/search", { ...asForm, body: JSON.stringify({ name: "a" }) }))).toStartWith("name: is required (the body was read as");
+  // A body that was JSON, or a route that reads JSON whatever the type, gets no such note.
+  expect(await errorOf(await s.api("/v2/queues", json("POST", { parallelism: 1 })))).toBe("queueName: is required");
+  expect(await errorOf(await s.api("/__svc/clock/advance", { ...asForm, body: '{"ms":"soon"}' }))).toBe("ms: must be an integer of at least 0");
+});
+
 test("an unauthenticated request with a bad body is refused for its credentials first", async () => {
   const res = await s.mgmt("/v2/search", { ...json("POST", { nope: 1 }), noAuth: true });
   expect(res.status).toBe(401);
