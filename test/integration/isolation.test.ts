@@ -97,7 +97,9 @@ async function snapshotOfA() {
     search,
     vector,
     vectorCounts: [vectorStats.daily_query_count, vectorStats.daily_update_count],
-    stats: [stats.dlq_message_count, stats.daily_used],
+    // The hour's requests as a total: the series' points are minutes, and their times move on
+    // when the two snapshots fall in different minutes.
+    stats: [stats.dlq_message_count, (stats.daily_used as Array<{ y: number }>).reduce((sum, p) => sum + p.y, 0)],
     keys,
   };
 }
@@ -126,6 +128,7 @@ describe("account B, with its own valid credentials, cannot see or touch account
     before = await snapshotOfA();
     expect(before.messages.every((m) => (m as { messageId?: string }).messageId)).toBe(true);
     expect(before.dlq.every((d) => (d as { dlqId?: string }).dlqId)).toBe(true);
+    expect(before.stats[1]).toBeGreaterThan(0);
   });
 
   test("messages: get and cancel one are 404; bulk cancel by ids and by filters cancels nothing", async () => {
