@@ -30,7 +30,6 @@ try {
   if (config.logLevel === "debug") process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
   exitWith(`svcd: ${startFailureLine(error)}`, 2);
 }
-printBanner(config, server.ctx, running);
 
 let signals = 0;
 const shutdown = (signal: string) => {
@@ -41,3 +40,6 @@ const shutdown = (signal: string) => {
 };
 process.on("SIGINT", () => shutdown("SIGINT"));
 process.on("SIGTERM", () => shutdown("SIGTERM"));
+// Only now: whoever reads "listening on" may stop the server at once, and a signal before its
+// handler exists ends the process without a clean stop (exit 143).
+printBanner(config, server.ctx, running);

@@ -55,6 +55,29 @@ describe("command line", () => {
     }
   });
 
+  test("a SIGTERM sent the moment the listening line is out stops the server cleanly, every time", async () => {
+    // A supervisor may stop the server as soon as it announces itself. A signal that came before
+    // its handler ended the process at once (exit 143, no clean stop): 8 of 20 tries did, loaded.
+    for (let i = 0; i < 5; i++) {
+      const dir = mkdtempSync(join(tmpdir(), "svcd-cli-"));
+      try {
+        const proc = Bun.spawn([BUN, MAIN, "--port", "0", "--db", join(dir, "svcd.sqlite")], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+        const reader = proc.stdout.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        while (!text.includes("listening on")) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`exited before listening: ${text}${await new Response(proc.stderr).text()}`);
+          text += decoder.decode(value);
+        }
+        proc.kill("SIGTERM");
+        expect({ try: i, exit: await proc.exited }).toEqual({ try: i, exit: 0 });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
   test("--management-port serves the management API on its own listener", async () => {
     const server = await spawnServer([BUN, MAIN, "--port", "0", "--memory", "--management-port", "0"]);
     try {
