@@ -2,6 +2,7 @@ import type { AppContext } from "./context/app-context.ts";
 import type { ServerConfig } from "./config/config.ts";
 import type { RunningServer } from "./server.ts";
 import { CONSOLE_PATH } from "./console/routes.ts";
+import { isPostgresUrl, redactedUrl } from "./engines/postgres/connect.ts";
 
 /** The token rides in the fragment: browsers never send it to the server, so no log sees it. */
 export const consoleLink = (baseUrl: string, token: string) => `${baseUrl}${CONSOLE_PATH}#token=${encodeURIComponent(token)}`;
@@ -11,7 +12,8 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
   const accounts = ctx.accounts.all();
   const lines = [
     `svcd listening on ${running.url}${running.managementUrl !== running.url ? ` (management API on ${running.managementUrl})` : ""}`,
-    `database: ${config.dbPath ?? "in memory"}  dialect: ${config.dialect}  clock: ${config.clock}`,
+    // The banner goes to terminals and CI logs: a PostgreSQL password stays out of it.
+    `database: ${isPostgresUrl(config.dbPath) ? redactedUrl(config.dbPath) : (config.dbPath ?? "in memory")}  dialect: ${config.dialect}  clock: ${config.clock}`,
   ];
   if (accounts[0]) lines.push(`console: ${consoleLink(running.url, accounts[0].source.token)}`);
   if (ctx.dialect.name === "svc")

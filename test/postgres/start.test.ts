@@ -6,7 +6,8 @@ import { connect } from "../../src/engines/postgres/connect.ts";
 import { migratePostgres } from "../../src/engines/postgres/migrate.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/engines/postgres/schema.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
-import { BUN, MAIN } from "../helpers/process.ts";
+import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
+import { waitUntil } from "../helpers/wait.ts";
 import { freshDatabase, testPostgres, wrongPasswordUrl } from "../helpers/postgres.ts";
 
 /** svcd run to its exit with `--db url`. */
@@ -47,6 +48,20 @@ describe("a PostgreSQL database that cannot be used fails the start with one lin
     }, 30_000);
   }
 });
+
+test("a start on PostgreSQL prints the database without its password", async () => {
+  const url = await freshDatabase();
+  const password = decodeURIComponent(new URL(url).password);
+  const svcd = await spawnServer([BUN, MAIN, "--port", "0", "--db", url]);
+  try {
+    await waitUntil(() => svcd.output().includes("SVC_METRICS_TOKEN"), { what: "the whole banner" });
+    const line = svcd.output().split("\n").find((l) => l.startsWith("database: "))!;
+    expect(line).toStartWith(`database: ${url.replace(`:${password}@`, ":***@")}  dialect: svc`);
+    expect(svcd.output()).not.toContain(password);
+  } finally {
+    await svcd.stop();
+  }
+}, 30_000);
 
 test("nodes starting together migrate once: the schema's migrations are recorded once each", async () => {
   const url = await freshDatabase();
