@@ -10,7 +10,11 @@ const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(
 export interface FlowStorage {
   /** Sets a claimed message aside (HELD: not dispatchable until released). */
   hold(id: string): void;
-  /** Makes the key's `count` oldest held messages due at `nowMs`; returns how many (engines that release after the write may answer an estimate). */
+  /**
+   * Makes the key's `count` oldest held messages due (as of their creation, so that they come
+   * before the key's newer messages); returns how many (engines that release after the write may
+   * answer an estimate).
+   */
   releaseHeld(accountId: string, key: string, count: number, nowMs: number): number;
   /** At start: every held message is due again; returns how many. */
   releaseAll(nowMs: number): number;
@@ -34,8 +38,11 @@ export class FlowStore implements FlowStorage {
     this.oldestHeldStmt = db.prepare<{ id: string; retried: number }, [string, string, number]>(
       "SELECT id, retried FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD' ORDER BY rowid LIMIT ?",
     );
+    // A released message is due since it was published (never later than now), not since its
+    // release: the claim pass goes by due time, and a newer message of the key that is due but not
+    // yet claimed must not pass it (the key's order would break).
     this.releaseAllStmt = db.prepare(
-      "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'HELD'",
+      "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = MIN(created_at, ?) WHERE state = 'HELD'",
     );
     this.heldCountStmt = db.prepare<{ n: number }, [string, string]>(
       "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD'",
@@ -46,7 +53,7 @@ export class FlowStore implements FlowStorage {
     this.latestStmt = db.prepare<{ extra: string }, [string, string]>(
       "SELECT extra FROM messages WHERE account_id = ? AND flow_key = ? ORDER BY rowid DESC LIMIT 1",
     );
-    this.releaseStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
+    this.releaseStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = MIN(created_at, ?) WHERE id = ?");
   }
 
   hold(id: string): void {

@@ -41,6 +41,7 @@ beforeAll(async () => {
     const t0 = c.enter(lane);
     if (lane === "blocked") await gate;
     if (lane.startsWith("slow")) await Bun.sleep(60);
+    if (lane === "paced") await Bun.sleep(2);
     c.leave(lane, t0);
     return new Response("ok");
   });
@@ -136,6 +137,17 @@ describe("flow control", () => {
     await waitUntil(async () => (await s.api("/v2/flowControl/backlog")).status === 404);
     const dlq = (await (await s.api("/v2/dlq?flowControlKey=backlog")).json()) as { messages: unknown[] };
     expect(dlq.messages).toHaveLength(0);
+  });
+
+  test("a backlog beyond the cap, published while the key's deliveries run, is delivered in publish order", async () => {
+    // Each finished delivery lets the oldest held message go; a newer message that was due but not
+    // yet claimed at that moment used to be claimed first (it was due earlier than the release),
+    // so the receiver saw e.g. 121, 122, 123, 128, 124: every run of this test did, before.
+    const n = 300;
+    for (let i = 0; i < n; i++) await publish("/paced", "paced", "parallelism=1", { body: String(i) });
+    const got = await rx.waitFor(n, { match: (r) => r.path === "/paced", timeoutMs: 30_000 });
+    expect(got.map((r) => Number(r.text))).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(c.max.get("paced")).toBe(1);
   });
 
   test("keys are per account: another account sees none of them; unknown key is 404", async () => {

@@ -199,7 +199,7 @@ export class Cluster implements BackgroundService {
         // Held back by the previous owner's in-memory limits: due again, under this node's.
         if (parts.length > 0)
           await tx`
-            UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${this.o.now()}
+            UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
             WHERE state = 'HELD' AND part = ANY(${parts}::int[])`;
         return parts;
       });

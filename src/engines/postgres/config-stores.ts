@@ -247,7 +247,7 @@ export class PgFlowReleases implements TickPart {
         SELECT m.id, w.n, row_number() OVER (PARTITION BY m.account_id, m.flow_key ORDER BY m.seq) AS rn
         FROM messages m JOIN want w ON m.account_id = w.account_id AND m.flow_key = w.key WHERE m.state = 'HELD'
       )
-      UPDATE messages m SET state = CASE WHEN m.retried > 0 THEN 'RETRY' ELSE 'CREATED' END, dispatch_at = ${nowMs}
+      UPDATE messages m SET state = CASE WHEN m.retried > 0 THEN 'RETRY' ELSE 'CREATED' END, dispatch_at = LEAST(m.created_at, ${nowMs}::bigint)
       FROM held h WHERE m.id = h.id AND h.rn <= h.n
       RETURNING m.id`;
     if (released.length > 0) {
