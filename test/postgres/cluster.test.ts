@@ -185,14 +185,18 @@ describe("three nodes, one service", () => {
 
   test("a flow-control key paused on one node holds its messages whichever node delivers them; resumed on another, they go", async () => {
     expect((await api(0, "/v2/flowControl/steered/pause", { method: "POST" })).status).toBe(200);
-    // The other nodes reload the key's settings when node 0's notification reaches them.
-    await Bun.sleep(300);
+    // The other nodes reload the key's settings when node 0's notification reaches them: each says so.
+    const pausedOn = async (i: number) => ((await (await api(i, "/v2/flowControl/steered")).json()) as { isPaused: boolean }).isPaused;
+    await waitUntil(async () => (await Promise.all([0, 1, 2].map(pausedOn))).every(Boolean), { what: "every node to know the key is paused" });
     for (let i = 0; i < 6; i++) {
       const res = await api(i % 3, `/v2/publish/${rx.url}/steered/${i}`, { method: "POST", body: "s", headers: { "Svc-Flow-Control-Key": "steered", "Svc-Flow-Control-Value": "parallelism=4" } });
       expect(res.status).toBe(200);
     }
-    // Every node polls at its heartbeat: a second is several beats.
-    await Bun.sleep(1_000);
+    // Every message is held back (none with a worker, none delivered), whichever node claimed it.
+    await waitUntil(
+      async () => ((await (await api(1, "/v2/flowControl/steered")).json()) as { waitListSize: number }).waitListSize === 6,
+      { what: "all six held" },
+    );
     expect(delivered("steered")).toHaveLength(0);
     expect((await api(2, "/v2/flowControl/steered/resume", { method: "POST" })).status).toBe(200);
     await rx.waitFor(6, { match: (r) => r.path.startsWith("/steered/"), timeoutMs: 15_000 });
