@@ -47,7 +47,13 @@ const WORKFLOWS = [
 
 export {};
 
-const proc = Bun.spawn([process.execPath, "--config=test/bunfig.postgres.toml", "test", "--timeout", "30000", ...FILES, ...WORKFLOWS, ...process.argv.slice(2)], {
+// Test files named on the command line replace the list (to rerun one file on PostgreSQL); other
+// arguments (bun test's options) are passed on.
+const args = process.argv.slice(2);
+const named = args.filter((arg) => arg.endsWith(".ts"));
+const files = named.length > 0 ? named : [...FILES, ...WORKFLOWS];
+const options = args.filter((arg) => !arg.endsWith(".ts"));
+const proc = Bun.spawn([process.execPath, "--config=test/bunfig.postgres.toml", "test", "--timeout", "30000", ...files, ...options], {
   env: { ...process.env, SVC_TEST_ENGINE: "postgres" },
   stdio: ["inherit", "inherit", "inherit"],
 });
