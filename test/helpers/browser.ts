@@ -9,13 +9,16 @@ import puppeteer, { type Browser, type ElementHandle, type Page } from "puppetee
  * A real headless Chromium, the binary `@sparticuz/chromium` ships inside its npm package (it is
  * unpacked to the temp folder on first use; nothing is downloaded). The flags keep it from
  * calling home: this machine's network is closed and a test must never leave the loopback.
+ * It runs in the test's own locale; `posixLocale` starts it as CI runners often do, with
+ * `LANG=C.UTF-8`, where Chromium reports the language `en-US@posix` (a tag Intl refuses).
  */
-export async function launchBrowser(): Promise<{ browser: Browser; close: () => Promise<void> }> {
+export async function launchBrowser({ posixLocale = false } = {}): Promise<{ browser: Browser; close: () => Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), "svcd-chromium-"));
-  // navigator.language comes from LANG: "C.UTF-8" makes it "en-US@posix", which Intl refuses.
-  const env: Record<string, string | undefined> = { ...process.env, LANG: "en_US.UTF-8" };
-  delete env.LC_ALL;
-  delete env.LC_MESSAGES;
+  const env: Record<string, string | undefined> = { ...process.env };
+  if (posixLocale) {
+    env.LANG = "C.UTF-8";
+    env.LC_ALL = "C.UTF-8";
+  }
   const browser = await puppeteer.launch({
     executablePath: await chromium.executablePath(),
     headless: true,
@@ -33,7 +36,6 @@ export async function launchBrowser(): Promise<{ browser: Browser; close: () => 
       "--disable-sync",
       "--disable-default-apps",
       "--disable-extensions",
-      "--lang=en-US",
     ],
   });
   return {
@@ -64,9 +66,11 @@ export function watchPage(page: Page, allowedOrigin: string) {
 /**
  * A console tab in `browser` at 1280×800, opened with the banner's link (the token in the URL
  * fragment), watched for foreign requests and script errors; confirmation dialogs are accepted.
+ * `prepare` sees the tab before the console loads.
  */
-export async function openConsole(browser: Browser, url: string, token: string) {
+export async function openConsole(browser: Browser, url: string, token: string, prepare?: (page: Page) => Promise<unknown>) {
   const page = await browser.newPage();
+  await prepare?.(page);
   await page.setViewport({ width: 1280, height: 800 });
   const watched = watchPage(page, url);
   page.on("dialog", (dialog) => void dialog.accept());
@@ -76,6 +80,29 @@ export async function openConsole(browser: Browser, url: string, token: string) 
 
 /** How long a browser test waits for the console to show something. */
 export const UI_WAIT = 10_000;
+
+/**
+ * Waits until the first chart's canvas shows more than 10 pixels in the colour of the theme's
+ * `colorVar` (a series drawn), and answers how many it shows.
+ */
+export async function chartPixels(page: Page, colorVar: string): Promise<number> {
+  const drawn = await page.waitForFunction(
+    (variable) => {
+      const page = globalThis as any;
+      const canvas = page.document.querySelector(".chart canvas");
+      const color = page.getComputedStyle(page.document.documentElement).getPropertyValue(variable).trim();
+      if (!canvas || !/^#[0-9a-f]{6}$/i.test(color)) return 0;
+      const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
+      const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
+      let hits = 0;
+      for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - r!) < 8 && Math.abs(data[i + 1]! - g!) < 8 && Math.abs(data[i + 2]! - b!) < 8 && data[i + 3]! > 200) hits++;
+      return hits > 10 ? hits : 0;
+    },
+    { timeout: UI_WAIT, polling: 100 },
+    colorVar,
+  );
+  return Number(await drawn.jsonValue());
+}
 
 // Callbacks given to page.evaluate/waitForFunction run inside the browser. The tests are typed for
 // the server (no DOM library), so they reach the page's globals through `(globalThis as any)`.

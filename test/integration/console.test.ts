@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { launchBrowser, openConsole, UI_WAIT, watchPage, type ConsoleDriver } from "../helpers/browser.ts";
+import { chartPixels, launchBrowser, openConsole, UI_WAIT, watchPage, type ConsoleDriver } from "../helpers/browser.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -173,21 +173,7 @@ describe("web console in a real browser", () => {
     await ui.waitForText(".legend-totals", "Failed (to DLQ) 1");
     await page.waitForFunction(() => (globalThis as any).document.querySelector("[data-testid=delayed]")?.textContent === "1", { timeout: UI_WAIT });
     // The "Delivered" series is drawn: its colour appears on the chart's canvas.
-    const drawn = await page.waitForFunction(
-      () => {
-        const page = globalThis as any;
-        const canvas = page.document.querySelector(".chart canvas");
-        const color = page.getComputedStyle(page.document.documentElement).getPropertyValue("--c-delivered").trim();
-        if (!canvas || !/^#[0-9a-f]{6}$/i.test(color)) return 0;
-        const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
-        const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
-        let hits = 0;
-        for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - r!) < 8 && Math.abs(data[i + 1]! - g!) < 8 && Math.abs(data[i + 2]! - b!) < 8 && data[i + 3]! > 200) hits++;
-        return hits;
-      },
-      { timeout: UI_WAIT, polling: 100 },
-    );
-    expect(Number(await drawn.jsonValue())).toBeGreaterThan(10);
+    expect(await chartPixels(page, "--c-delivered")).toBeGreaterThan(10);
     await ui.shoot("console-overview.png");
   }, TEST_TIMEOUT);
 

@@ -1,5 +1,7 @@
 /** Formatting shared by the pages: times, durations, counts, bodies. */
 
+import { formatNumber } from "./locale.ts";
+
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 /** `2026-11-23 16:37:30` in the browser's time zone; with `ms`, `.123` too. */
@@ -39,7 +41,7 @@ export function relative(ms: number | undefined, now: number): string {
 /** `1 entry`, `3 entries`. */
 export const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-export const formatCount = (n: number | undefined) => (n === undefined ? "—" : n.toLocaleString("en-US"));
+export const formatCount = (n: number | undefined) => (n === undefined ? "—" : formatNumber(n));
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;

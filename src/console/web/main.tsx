@@ -7,6 +7,7 @@ import { PAGES, findPage } from "./pages.tsx";
 import { href, navigate, onLinkClick, useRoute } from "./router.ts";
 import { readStatus, StatusContext } from "./status.ts";
 import { adoptTokenFromLocation, saveToken, storedToken } from "./token.ts";
+import { Boundary } from "./ui/boundary.tsx";
 import { Toasts } from "./ui/toast.tsx";
 import { useShortcuts } from "./shortcuts.ts";
 
@@ -129,7 +130,9 @@ function Shell() {
             </label>
           </div>
           <main id="main" tabIndex={-1}>
-            <page.component route={route} />
+            <Boundary key={page.path} what={`${page.title} page`}>
+              <page.component route={route} />
+            </Boundary>
           </main>
         </div>
         {help && <ShortcutHelp close={() => setHelp(false)} />}

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { bytesToText, hexDump, prettyText } from "../format.ts";
+import { bytesToText, formatCount, hexDump, prettyText } from "../format.ts";
 
 /** A body as text (pretty JSON when it is JSON) or as a hex dump; binary starts in hex. */
 export function BodyView({ bytes, empty = "empty body" }: { bytes: Uint8Array | undefined; empty?: string }) {
@@ -16,7 +16,7 @@ export function BodyView({ bytes, empty = "empty body" }: { bytes: Uint8Array | 
         <button type="button" aria-pressed={mode === "hex"} onClick={() => setMode("hex")}>
           Hex
         </button>
-        <span class="muted small">{bytes.length.toLocaleString("en-US")} bytes{text === null ? ", not UTF-8" : ""}</span>
+        <span class="muted small">{formatCount(bytes.length)} bytes{text === null ? ", not UTF-8" : ""}</span>
       </div>
       <pre class="code" tabIndex={0}>{shown}</pre>
     </div>
