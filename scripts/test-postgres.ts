@@ -37,6 +37,7 @@ const WORKFLOWS = [
   "contract/workflow-sdk",
   "contract/workflow-sdk-clock",
   "contract/workflow-sdk-failures",
+  "contract/workflow-sdk-hosted",
   "contract/workflow-sdk-lazy",
   "contract/workflow-sdk-logs",
   "contract/workflow-sdk-triggers",

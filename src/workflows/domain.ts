@@ -48,7 +48,7 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
     names,
     publishes,
     deliveryBody: deliveries.bodyFor,
-    refuseAnswer: refuseNonWorkflowAnswer(names),
+    refuseAnswer: refuseNonWorkflowAnswer(names, runs),
     /** The DLQ as runs use it (one entry per failed run). */
     deadLetters: (inner: DeadLetters) => workflowDeadLetters(inner, runs),
     endings,

@@ -1,12 +1,11 @@
 import type { Account } from "../accounts/accounts.ts";
 import { HttpError } from "../core/errors.ts";
-import { compact } from "../messages/views.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { headersOf, pairsOfMap } from "./headers.ts";
 import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
-import { endRun, type RunEnding } from "./run-state.ts";
+import { endRun, invokeResult, type RunEnding } from "./run-state.ts";
 import { readMessages } from "../messages/store.ts";
 import type { Read } from "../store/group-commit.ts";
 import { readRuns, type RunStorage } from "./store.ts";
@@ -179,13 +178,7 @@ export class RunSettler {
     const invoker = run.invoker;
     const account = this.accounts.byId(run.accountId);
     if (!invoker || !account) return;
-    const failed = run.state === "RUN_FAILED";
-    const out = compact({
-      body: run.state === "RUN_SUCCESS" ? run.result || undefined : failed ? run.failureFunction?.failResponse : undefined,
-      isFailed: failed || undefined,
-      isCanceled: run.state === "RUN_CANCELED" || undefined,
-    });
-    const step = { ...invoker.step, stepType: "Invoke", out: JSON.stringify(out) };
+    const step = { ...invoker.step, stepType: "Invoke", out: JSON.stringify(invokeResult(run)) };
     try {
       this.messages.publish(account, invoker.workflowUrl, headersOf(pairsOfMap(invoker.headers)), bytesOf(JSON.stringify(step)), nowMs);
     } catch (error) {

@@ -21,6 +21,8 @@ export interface InvokedRun {
   messageId?: string;
   body: string;
   headers: Record<string, string[]>;
+  /** Once the invoked run has ended: what the invoke resolves to, as JSON text. */
+  result?: string;
 }
 
 /** What a run's log shows beyond its list: why attempts failed, waits under way, runs it invoked. */
@@ -270,8 +272,11 @@ class RunLogBuilder {
       callType: "step",
       messageId: invoked.messageId,
       concurrent: id.concurrent,
-      state: "STEP_PROGRESS",
+      // Done once the invoked run has ended, even where this run can no longer take its answer
+      // (it failed or was cancelled meanwhile).
+      state: invoked.result === undefined ? "STEP_PROGRESS" : "STEP_SUCCESS",
       createdAt: invoked.createdAt,
+      out: invoked.result,
       ...invokedFields(invoked),
     });
   }

@@ -1,4 +1,4 @@
-import type { RunState } from "./model.ts";
+import type { RunRecord, RunState } from "./model.ts";
 
 /** How a run ends: its function returned, it was cancelled, or one of its messages failed for good. */
 export type RunEnding = "finished" | "cancelled" | "failed";
@@ -15,4 +15,15 @@ export const isActive = (state: RunState) => state === "RUN_STARTED";
 /** The state after `ending`, or null when the run has already ended (endings are final). */
 export function endRun(state: RunState, ending: RunEnding): RunState | null {
   return isActive(state) ? ENDED_AS[ending] : null;
+}
+
+/**
+ * What `context.invoke` resolves to once the invoked run ended: its result (a failed run's is the
+ * failure function's answer), and both flags, always there, `false` unless the run ended so.
+ */
+export function invokeResult(run: RunRecord): { body?: string; isFailed: boolean; isCanceled: boolean } {
+  const isFailed = run.state === "RUN_FAILED";
+  const body =
+    run.state === "RUN_SUCCESS" ? run.result || undefined : isFailed ? run.failureFunction?.failResponse : undefined;
+  return { ...(body === undefined ? {} : { body }), isFailed, isCanceled: run.state === "RUN_CANCELED" };
 }

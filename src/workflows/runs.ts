@@ -5,7 +5,7 @@ import type { RunRecord } from "./model.ts";
 import { rawStep, textOf, type RawStep } from "./raw-steps.ts";
 import type { RunEndings, RunSettler } from "./run-endings.ts";
 import { runLog, type InvokedRun, type WorkflowRunLog } from "./run-log.ts";
-import { isActive } from "./run-state.ts";
+import { invokeResult, isActive } from "./run-state.ts";
 import { readRuns, type RunFilter, type RunStorage } from "./store.ts";
 import type { WaitStorage } from "./wait-store.ts";
 
@@ -96,6 +96,7 @@ export class RunService {
           messageId: start?.messageId,
           body: start ? textOf(start.body) : "",
           headers: headerMap(child.config.headers),
+          result: isActive(child.state) ? undefined : JSON.stringify(invokeResult(child)),
         };
       }),
     );

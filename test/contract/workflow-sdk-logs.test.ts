@@ -96,7 +96,8 @@ describe("client.logs(), field by field", () => {
     await w.client.notify({ eventId: "evt-logs-kinds", eventData: { approved: true } });
     await w.flush();
     const done = (await w.run(workflowRunId))!;
-    expect(done).toMatchObject({ workflowState: "RUN_SUCCESS", workflowRunResponse: JSON.stringify({ body: 42 }), label: "kinds", labels: ["kinds"] });
+    const response = JSON.stringify({ body: 42, isFailed: false, isCanceled: false });
+    expect(done).toMatchObject({ workflowState: "RUN_SUCCESS", workflowRunResponse: response, label: "kinds", labels: ["kinds"] });
     const finished = stepsOf(done);
     expect(finished.next).toEqual([]);
     expect(finished.byName.get("approval")).toMatchObject({
@@ -113,7 +114,7 @@ describe("client.logs(), field by field", () => {
     expect(finished.byName.get("delegate")).toMatchObject({
       stepType: "Invoke",
       state: "STEP_SUCCESS",
-      out: JSON.stringify({ body: "42" }),
+      out: JSON.stringify({ body: "42", isFailed: false, isCanceled: false }),
       invokedWorkflowRunId: children[0]!.workflowRunId,
       invokedWorkflowUrl: `${w.base}/wf/kinds/child`,
       invokedWorkflowCreatedAt: children[0]!.workflowRunCreatedAt,

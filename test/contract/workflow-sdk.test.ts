@@ -174,7 +174,7 @@ describe("workflow runs on svcd", () => {
     w.route("/wf/many/child", POST);
     const { workflowRunId } = await w.client.trigger({ url: `${w.base}/wf/many/parent` });
     await w.flush();
-    expect(ran).toEqual(["child", 'parent got {"doubled":42} failed=undefined canceled=undefined']);
+    expect(ran).toEqual(["child", 'parent got {"doubled":42} failed=false canceled=false']);
     expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
     const { runs } = await w.client.logs({ workflowUrl: `${w.base}/wf/many/child` });
     expect(runs).toHaveLength(1);
@@ -360,29 +360,5 @@ describe("workflow runs on svcd", () => {
     expect(next.steps[0]!.messageId).not.toBe(init.messageId);
     const { logs } = (await (await w.svc.api(`/v2/logs?messageId=${init.messageId}`)).json()) as { logs: Array<{ state: string }> };
     expect(logs[0]!.state).toBe("DELIVERED");
-  });
-
-  test("context.invoke of a workflow that fails or cancels itself answers isFailed / isCanceled", async () => {
-    const got: unknown[] = [];
-    const failing = createWorkflow(async (context: WorkflowContext) => {
-      await context.run("explode", () => {
-        throw new Error("child broke");
-      });
-    });
-    const cancelling = createWorkflow(async (context: WorkflowContext) => {
-      await context.run("first", () => 1);
-      await context.cancel();
-    });
-    const parent = createWorkflow(async (context: WorkflowContext) => {
-      const a = await context.invoke("call-failing", { workflow: failing, body: {}, retries: 0 });
-      const b = await context.invoke("call-cancelling", { workflow: cancelling, body: {} });
-      await context.run("record", () => void got.push({ failed: a.isFailed, canceled: b.isCanceled }));
-    });
-    const { POST } = serveMany({ parent, failing, cancelling }, { qstashClient: w.qstash, receiver: w.receiver });
-    for (const name of ["parent", "failing", "cancelling"]) w.route(`/wf/many2/${name}`, POST);
-    const { workflowRunId } = await w.client.trigger({ url: `${w.base}/wf/many2/parent` });
-    await w.flush();
-    expect(got).toEqual([{ failed: true, canceled: true }]);
-    expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_SUCCESS");
   });
 });
