@@ -111,6 +111,16 @@ const HANDLERS: Handler[] = [
   },
   {
     file: "docs/test-double.md",
+    has: "openapi.json",
+    async check(block) {
+      const r = await w.runShell(block, await w.freshAccount());
+      expectRanClean(r, block);
+      expect(r.sample.stdout()).toContain("/v2/publish/");
+      expect(readFileSync(join(w.dir, "project/svcd-api.html"), "utf8")).toContain("/openapi.json");
+    },
+  },
+  {
+    file: "docs/test-double.md",
     has: "__svc/events",
     async check(block) {
       const env = await w.freshAccount();
