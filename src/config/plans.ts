@@ -7,7 +7,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** Limits of a plan (fidelity.md §7). `Infinity` means unlimited. */
+/** Limits of a plan (docs/operations.md, Plans). `Infinity` means unlimited. */
 export interface PlanLimits {
   maxMessageSize: number;
   maxRetries: number;

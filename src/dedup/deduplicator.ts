@@ -4,7 +4,7 @@ import type { PublishOptions } from "../messages/options.ts";
 import type { Read } from "../store/group-commit.ts";
 import { readDedupKeys, type DedupStorage } from "./store.ts";
 
-/** A duplicate within this window is accepted but not enqueued (fidelity.md §2, decided). */
+/** A duplicate within this window is accepted but not enqueued (docs/messaging-api.md, Deduplication). */
 export const DEDUP_WINDOW_MS = 10 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 1000;
 

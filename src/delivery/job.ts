@@ -4,7 +4,7 @@ import { laneKey } from "../flow-control/lane-key.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryJob } from "./worker-protocol.ts";
 
-/** The request a message becomes: its own headers plus the delivery headers of fidelity.md §3. */
+/** The request a message becomes: its own headers plus the delivery headers (docs/messaging-api.md, Delivery). */
 export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number, body?: Uint8Array): DeliveryJob {
   const p = dialect.prefix;
   const headers: Array<[string, string]> = [...m.headers];

@@ -16,7 +16,7 @@ import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, pageControl
 import { DeletedJson, DlqMessageJson, DlqPageJson, NewMessageJson, RetriedJson } from "../messages/api-schemas.ts";
 import { settingParameters } from "../messages/publish-headers.ts";
 
-/** The seed's DLQ message plus `dlqId`. */
+/** A DLQ entry: the message plus `dlqId` (docs/messaging-api.md, Messages, logs and the DLQ). */
 export function dlqView(e: DlqEntry) {
   return compact({
     ...messageView(e.message),
@@ -109,7 +109,7 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
       const { filter, count, after } = await bulkSelection(request);
       const { page, cursor } = takePage(await store.readOldest(account.id, filter, after, count + 1), count, (e) => e.seq);
       const messageIds = await service.retry(account, page.map((e) => e.dlqId), request.headers);
-      // A bulk retry answers `cursor: ""` when nothing more matches (fidelity.md §1).
+      // A bulk retry answers `cursor: ""` when nothing more matches, as the hosted service does.
       return { cursor: cursor ?? "", responses: messageIds.flatMap((id) => (id ? [{ messageId: id }] : [])) };
     }, { parse: "none", detail: apiDoc({ summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000), ...settingParameters(ctx.dialect)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 200: jsonContent(RetriedJson, "the new messages") } }) });
 }

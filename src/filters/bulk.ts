@@ -22,7 +22,7 @@ export interface BulkOptions {
 
 /**
  * Reads a bulk operation from the query and the JSON body. Its filters are strict (an unknown key
- * or an empty filter is 400, fidelity.md §8): a typo must never widen a bulk delete to everything.
+ * or an empty filter is 400): a typo must never widen a bulk delete to everything.
  */
 export function readBulkSelection(query: URLSearchParams, body: Record<string, unknown>, o: BulkOptions): BulkSelection {
   const filter = parseFilter({ query, body }, { accepts: o.accepts, strict: true, control: ["count", "cursor", o.tokenParam] });

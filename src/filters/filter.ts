@@ -2,7 +2,7 @@ import { badRequest } from "../core/errors.ts";
 import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 
 /**
- * The filters of logs, the DLQ and bulk cancel (fidelity.md §4, §8). Every list is "any of these"
+ * The filters of logs, the DLQ and bulk cancel (docs/messaging-api.md, Filters). Every list is "any of these"
  * (OR within one filter); the filters given together must all match (AND across filters).
  */
 export interface Filter {

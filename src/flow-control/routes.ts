@@ -19,7 +19,10 @@ const UnpinQuery = t.Object({
 });
 const done = () => new Response(null, { status: 200 });
 
-/** `/v2/flowControl` and `/v2/globalParallelism` (fidelity.md §5, §8). Actions answer 200 with an empty body. */
+/**
+ * `/v2/flowControl` and `/v2/globalParallelism` (docs/messaging-api.md, Flow control).
+ * Actions answer 200 with an empty body.
+ */
 export function flowControlRoutes(ctx: AppContext, flow: FlowControlService) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))

@@ -12,7 +12,7 @@ import type { FlowKeySettings } from "./steering.ts";
 import type { FlowStorage } from "./store.ts";
 import type { FlowWorkerMessage } from "./worker-messages.ts";
 
-/** `GET /v2/flowControl` entry (fidelity.md §8). Limits not set are 0. */
+/** `GET /v2/flowControl` entry (docs/messaging-api.md, Flow control). Limits not set are 0. */
 export interface FlowControlView {
   flowControlKey: string;
   waitListSize: number;

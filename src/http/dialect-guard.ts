@@ -4,7 +4,7 @@ import { canonicalHeaderName } from "../util/canonical-header.ts";
 /**
  * The other dialect's marker on a request, if any: one of its configuration headers (telemetry
  * headers aside) or its token parameter. Such a request would otherwise be half understood, e.g.
- * `Upstash-Retries` silently ignored by a server speaking `Svc-` (fidelity.md §8).
+ * `Upstash-Retries` silently ignored by a server speaking `Svc-` (README.md, Choosing a dialect).
  */
 export function otherDialectMarker(dialect: Dialect, headers: Headers, url: string): string | undefined {
   const other = DIALECTS[dialect.name === "svc" ? "upstash" : "svc"];

@@ -64,7 +64,7 @@ function compileRoute(path: string): RegExp {
 }
 
 /**
- * One mapping of every failure to `{"error": ...}` (fidelity.md §1): validation and parse errors
+ * One mapping of every failure to `{"error": ...}`: validation and parse errors
  * become 400, unknown routes 404, a known path with the wrong method 405, bugs 500 without a stack.
  */
 export function installErrorHandling(app: RoutePlugin, log: Logger) {

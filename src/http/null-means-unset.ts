@@ -1,5 +1,5 @@
 /**
- * JSON `null` in a request body means "not set" (fidelity.md §8): the official Python client sends
+ * JSON `null` in a request body means "not set": the official Python client sends
  * `"queue": null` and `"body": null` in batch elements. Fields whose value is null are removed, at
  * every depth, before the body is validated; nulls inside arrays stay (they are values).
  */

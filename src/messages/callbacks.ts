@@ -5,7 +5,7 @@ import type { CallbackSpec, MessageRecord } from "../model/message.ts";
 import { headerMap } from "./views.ts";
 
 
-/** The body of a callback or failure callback, field for field as the seed's Events section. */
+/** The body of a callback or failure callback, field for field as documented (docs/messaging-api.md, Callbacks). */
 export function callbackBody(source: MessageRecord, outcome: DeliveryOutcome, dlqId?: string) {
   return {
     status: outcome.status ?? 0,

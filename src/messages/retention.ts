@@ -9,7 +9,7 @@ export interface Prunable {
 const EVERY_MS = 10 * 60 * 1000;
 
 /**
- * Keeps the DLQ and the event log within each plan's retention (fidelity.md §7). Runs at start
+ * Keeps the DLQ and the event log within each plan's retention (docs/operations.md, Plans). Runs at start
  * and every ten minutes of the server clock, so a manual clock prunes as it advances.
  */
 export class Retention implements BackgroundService {

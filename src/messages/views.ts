@@ -16,7 +16,7 @@ export function compact<T extends Record<string, unknown>>(obj: T): T {
   return obj;
 }
 
-/** The message as `GET /v2/messages/{id}` and the DLQ show it (fidelity.md §4). */
+/** The message as `GET /v2/messages/{id}` and the DLQ show it (docs/messaging-api.md, Messages, logs and the DLQ). */
 export function messageView(m: MessageRecord) {
   return compact({
     messageId: m.id,

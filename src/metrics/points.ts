@@ -1,6 +1,6 @@
 import { formatGoTime, formatPeriodTime, pointStartMs, type Grid } from "./time.ts";
 
-/** The seed's Point. */
+/** A point of a statistics series (docs/management-api.md). */
 export interface Point {
   x: string;
   y: number;

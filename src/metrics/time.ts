@@ -4,7 +4,7 @@ export const MINUTE_MS = 60_000;
 export const DAY_MIN = 1440;
 const DAY_MS = DAY_MIN * MINUTE_MS;
 
-/** Statistics periods (fidelity.md §6): the step is the window divided by the point count. */
+/** Statistics periods (docs/management-api.md, Periods): the step is the window divided by the point count. */
 export const PERIODS = {
   "1h": { stepMin: 1, points: 60 },
   "3h": { stepMin: 3, points: 60 },

@@ -21,7 +21,7 @@ const QueueBody = t.Object({
   paused: t.Optional(t.Boolean()),
 });
 
-/** `/v2/queues` and `POST /v2/enqueue/{queue}/{destination}` (fidelity.md §5). */
+/** `/v2/queues` and `POST /v2/enqueue/{queue}/{destination}` (docs/messaging-api.md, Queues). */
 export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: PublishService) {
   const write = (fn: () => void, reads: Read[] = []) => ctx.commit.run(fn, reads).then(() => new Response(null, { status: 200 }));
   return new Elysia()

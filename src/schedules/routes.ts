@@ -12,7 +12,7 @@ import { PUBLISH_SETTINGS, SCHEDULE_SETTINGS, settingParameters } from "../messa
 const ScheduleParams = t.Object({ scheduleId: t.String() });
 const ok = () => new Response(null, { status: 200 });
 
-/** `/v2/schedules` (fidelity.md §5). Pause and resume accept PATCH and POST. */
+/** `/v2/schedules` (docs/messaging-api.md, Schedules). Pause and resume accept PATCH and POST. */
 export function scheduleRoutes(ctx: AppContext, schedules: ScheduleService) {
   const pause = (paused: boolean) =>
     ({ account, params }: { account: Parameters<ScheduleService["setPaused"]>[0]; params: { scheduleId: string } }) =>

@@ -8,7 +8,7 @@ import type { ScheduleRow } from "./store.ts";
 /** Schedules stored before several labels existed kept them as one string. */
 const legacyLabels = (s: ScheduleSettings) => splitLabels((s as { label?: string }).label);
 
-/** The seed's Schedule object: required fields always present, the others left out when empty. */
+/** The Schedule object (docs/messaging-api.md): required fields always present, the others left out when empty. */
 export function scheduleView(row: ScheduleRow) {
   const s = readScheduleSettings(row.settings) as ScheduleSettings;
   const states = readLastStates(row.last_states);

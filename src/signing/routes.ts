@@ -4,7 +4,7 @@ import { messagingAuth } from "../http/auth.ts";
 import { apiDoc, jsonContent } from "../openapi/doc.ts";
 import { SigningKeysJson } from "../messages/api-schemas.ts";
 
-/** `GET /v2/keys` and `POST /v2/keys/rotate` (fidelity.md §3). */
+/** `GET /v2/keys` and `POST /v2/keys/rotate` (docs/messaging-api.md, Signatures). */
 export function signingKeyRoutes(ctx: AppContext) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))

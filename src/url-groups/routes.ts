@@ -16,7 +16,7 @@ const EndpointList = t.Object({
 // string into an object of its characters before a Record schema saw it.
 const DefaultHeaders = t.Object({ headers: t.Unknown() });
 
-/** `/v2/topics`: URL Groups (fidelity.md §5). Actions answer 200 with an empty body. */
+/** `/v2/topics`: URL Groups (docs/messaging-api.md, URL Groups). Actions answer 200 with an empty body. */
 export function urlGroupRoutes(ctx: AppContext, groups: UrlGroupService) {
   const write = (fn: () => void) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
   return new Elysia()

@@ -1,5 +1,5 @@
 /**
- * Fidelity to today's hosted API (fidelity.md §8), driven by the official TypeScript client
+ * Fidelity to today's hosted API, driven by the official TypeScript client
  * `@upstash/qstash` against svcd in the `upstash` dialect: what the client sends is exactly what it
  * sends to the hosted service, and what it reads back must be there.
  */

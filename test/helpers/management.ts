@@ -1,7 +1,7 @@
 import { expect } from "bun:test";
 import { PERIODS, type Period } from "../../src/metrics/time.ts";
 
-/** The seed's field tables, in order. */
+/** The documented fields of each object (docs/management-api.md), in order. */
 export const SEARCH_INDEX_FIELDS = [
   "customer_id", "id", "name", "endpoint", "type", "region", "partner_email", "token", "read_only_token",
   "max_vector_count", "max_monthly_reranks", "max_daily_updates", "max_daily_queries", "max_monthly_bandwidth",

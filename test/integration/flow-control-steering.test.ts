@@ -1,5 +1,5 @@
 /**
- * Steering flow-control keys through the API (fidelity.md §8): pause and resume, pin and unpin,
+ * Steering flow-control keys through the API (docs/messaging-api.md, Steering a key): pause and resume, pin and unpin,
  * resetRate, the global parallelism; enforced by the delivery engine and kept across a restart.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -113,7 +113,7 @@ async function expectNothing(res: Response, allowed = [404]) {
 }
 
 /**
- * Deletes are idempotent (fidelity.md §8): B deleting A's object answers 200 as for a missing
+ * Deletes are idempotent: B deleting A's object answers 200 as for a missing
  * one, and A's object stays (the last test compares A's objects with their state before).
  */
 async function expectIdempotentDelete(res: Response) {

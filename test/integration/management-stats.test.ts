@@ -54,7 +54,7 @@ const series = (st: Stats, id: string) => st.daily_qstash_messages.find((n) => n
 const lastY = (points: Point[]) => points.at(-1)!.y;
 
 describe("GET /v2/svc/stats/{id}: shape", () => {
-  test("every field of the seed, in order, nothing else", async () => {
+  test("every documented field, in order, nothing else", async () => {
     expect(Object.keys(await stats())).toEqual(MESSAGING_STATS_FIELDS);
   });
 

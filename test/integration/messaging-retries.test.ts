@@ -113,7 +113,7 @@ describe("retries", () => {
 });
 
 describe("exhaustion, DLQ and callbacks", () => {
-  test("retries exhausted → DLQ entry with every seed field, failure callback with dlqId, callback after each attempt", async () => {
+  test("retries exhausted → DLQ entry with every field, failure callback with dlqId, callback after each attempt", async () => {
     plans.set("/always-fails", () => new Response(JSON.stringify({ oops: true }), { status: 503, headers: { "content-type": "application/json", "x-resp": "r" } }));
     const id = await publish(fast, "/always-fails", {
       "Svc-Retries": "2",

@@ -49,7 +49,7 @@ export function newSearchRow(
   };
 }
 
-/** Search indexes: the seed's object, every field always present, in the seed's order. */
+/** Search indexes: the object of docs/management-api.md, every field always present, in its order. */
 export class SearchIndexes extends IndexService<SearchIndexRow> {
   constructor(store: SearchStore, engine: MetricsEngine, deps: ManagementDeps) {
     super(store, engine, deps, "search index");

@@ -90,7 +90,7 @@ export const MessagingStatsJson = Type.Object(
     daily_bandwidth_used: Series,
     total_monthly_billing: Type.Number(),
   },
-  { description: "usage computed from what really happened (fidelity.md §6)" },
+  { description: "usage computed from what really happened" },
 );
 
 export const RecordedJson = Type.Object({ recorded: Type.Integer() });

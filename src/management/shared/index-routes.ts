@@ -11,7 +11,7 @@ import { OkJson } from "./api-schemas.ts";
 
 const IdParams = t.Object({ id: t.String() });
 
-/** list, get, create, rename, reset-password, delete under `base` (fidelity.md §6). */
+/** list, get, create, rename, reset-password, delete under `base` (docs/management-api.md). */
 export function indexRoutes<Row extends IndexRowBase, Create extends TSchema>(
   base: string,
   accounts: AccountRegistry,

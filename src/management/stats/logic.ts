@@ -29,7 +29,7 @@ export interface NamedSeries {
 }
 
 /**
- * Messaging usage statistics of one account (fidelity.md §6): daily arrays cover every day of the
+ * Messaging usage statistics of one account (docs/management-api.md): daily arrays cover every day of the
  * current month, future days 0; period series count the account's real activity.
  */
 export async function messagingStats(engine: MetricsEngine, account: Account, period: Period, nowMs: number, dlqCount: number) {

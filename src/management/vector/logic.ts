@@ -13,7 +13,7 @@ export const SIMILARITY_FUNCTIONS = ["COSINE", "EUCLIDEAN", "DOT_PRODUCT"] as co
 export const SimilarityFunction = Type.Union(SIMILARITY_FUNCTIONS.map((s) => Type.Literal(s)));
 export const DimensionCount = Type.Integer({ minimum: 1, maximum: 10_000 });
 
-/** No plan in the seed names it; the hosted service's paid default (50 GiB) for every type. */
+/** No plan of svcd names it; the hosted service's paid default (50 GiB) for every type. */
 const MAX_TOTAL_METADATA_SIZE = 50 * 1024 ** 3;
 
 export const CreateVectorIndex = Type.Object(
@@ -58,7 +58,7 @@ export function newVectorRow(
   };
 }
 
-/** Vector indexes: the hosted service's vector index object (the seed shows none). */
+/** Vector indexes: the hosted service's vector index object (docs/management-api.md, Vector indexes). */
 export class VectorIndexes extends IndexService<VectorIndexRow> {
   constructor(store: VectorStore, engine: MetricsEngine, deps: ManagementDeps) {
     super(store, engine, deps, "vector index");

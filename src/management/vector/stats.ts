@@ -9,7 +9,7 @@ export const VECTOR_PRICE_PER_100K = 0.4;
 const DAILY_DAYS = 5;
 
 /**
- * Vector index statistics, every field of the seed in its order, from the usage recorded for the
+ * Vector index statistics, every field of docs/management-api.md in its order, from the usage recorded for the
  * index. Daily series: the last 5 days including today; period series: 60 (240) buckets.
  */
 export async function vectorIndexStats(engine: MetricsEngine, indexId: string, indexType: string, period: Period, nowMs: number) {
