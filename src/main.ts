@@ -18,6 +18,15 @@ try {
 }
 if (parsed.kind === "help") exitWith(parsed.text, 0, process.stdout);
 if (parsed.kind === "version") exitWith(versionText(), 0, process.stdout);
+if (parsed.kind === "health") {
+  // A container's health check: a scratch image has no curl, so the binary asks itself.
+  const answer = await fetch(parsed.url, { signal: AbortSignal.timeout(5_000) }).then(
+    (res) => (res.ok ? null : `answered ${res.status}`),
+    (error: Error) => (error.name === "TimeoutError" ? "no answer within 5 s" : "not reachable"),
+  );
+  if (answer === null) exitWith(`svcd health: ok (${parsed.url})`, 0, process.stdout);
+  exitWith(`svcd health: ${parsed.url} ${answer}`, 1);
+}
 
 const config = parsed.config;
 let server: Server | undefined;
@@ -42,4 +51,4 @@ process.on("SIGINT", () => shutdown("SIGINT"));
 process.on("SIGTERM", () => shutdown("SIGTERM"));
 // Only now: whoever reads "listening on" may stop the server at once, and a signal before its
 // handler exists ends the process without a clean stop (exit 143).
-printBanner(config, server.ctx, running);
+printBanner(config, server.ctx, running, parsed.dev);
