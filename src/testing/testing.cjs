@@ -162,6 +162,8 @@ function makeHandle({ child, exited, url, env, output }) {
     },
     dlq: (filter = {}) => all("/v2/dlq", { ...filter }, "messages"),
     async stop() {
+      // Referenced again: the caller awaits the exit, so it must keep the event loop alive.
+      child.ref();
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
     },
