@@ -38,9 +38,9 @@ beforeAll(async () => {
   env = { ...process.env, PATH: `${ROOT}node_modules/.bin:${process.env.PATH}`, npm_config_cache: join(dir, "npm-cache"), npm_config_registry: "http://127.0.0.1:9/", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" } as Record<string, string>;
   await run([BUN, "scripts/build-all.ts", "--out", join(dir, "dist"), HOST], ROOT);
   await run([BUN, "scripts/npm-packages.ts", "--from", join(dir, "dist"), "--out", join(dir, "npm")], ROOT);
-  await run([NPM, "pack", "--offline", "--pack-destination", join(dir, "tgz"), join(dir, "npm", "svcd"), join(dir, "npm", `svcd-${HOST}`)], dir);
+  await run([NPM!, "pack", "--offline", "--pack-destination", join(dir, "tgz"), join(dir, "npm", "svcd"), join(dir, "npm", `svcd-${HOST}`)], dir);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user-app", version: "1.0.0", private: true, type: "module" }));
-  await run([NPM, "install", "--offline", join(dir, "tgz", `svcd-${pkg.version}.tgz`), join(dir, "tgz", `svcd-${HOST}-${pkg.version}.tgz`)], project);
+  await run([NPM!, "install", "--offline", join(dir, "tgz", `svcd-${pkg.version}.tgz`), join(dir, "tgz", `svcd-${HOST}-${pkg.version}.tgz`)], project);
 }, 240_000);
 
 afterAll(() => {
@@ -62,7 +62,7 @@ test.skipIf(!NPM || !NODE)("the installed packages: svcd with the shim, and only
 });
 
 test.skipIf(!NPM || !NODE)("npx svcd --version runs the prebuilt binary and names package.json's version", async () => {
-  const out = await run([NPM, "exec", "--offline", "--", "svcd", "--version"], project);
+  const out = await run([NPM!, "exec", "--offline", "--", "svcd", "--version"], project);
   expect(out).toStartWith(`svcd ${pkg.version} (commit `);
   expect(out).toContain(`built `);
   expect(out.trim()).toEndWith(`${HOST})`);
