@@ -196,6 +196,8 @@ export function parseCommandLine(
   }
   if (env.SVC_PLAN) config.defaultAccount.plan = oneOf(PLAN_NAMES)(env.SVC_PLAN, "SVC_PLAN");
   if (command === "dev") applyDevMode(config, env);
+  // A health check of `svcd dev` started with QSTASH_DEV_PORT finds it on that port.
+  if (command === "health" && !env.SVC_PORT && env.QSTASH_DEV_PORT) config.port = port(env.QSTASH_DEV_PORT, "QSTASH_DEV_PORT");
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -255,7 +257,8 @@ export function helpText(): string {
     "                               dialect on port QSTASH_DEV_PORT or 8080, their dev credentials, in",
     "                               memory unless --db is given; -port=8081 is read as --port=8081",
     "       svcd health [options]   ask the server these settings start (--port, --host or their",
-    "                               variables) whether it is alive: exit 0 if so, else 1",
+    "                               variables; QSTASH_DEV_PORT without SVC_PORT) whether it is alive:",
+    "                               exit 0 if so, else 1",
     "",
     "Options:",
     ...lines,

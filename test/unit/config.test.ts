@@ -99,6 +99,8 @@ describe("svcd health", () => {
     expect(health([])).toBe("http://127.0.0.1:8080/__svc/health");
     expect(health([], { SVC_PORT: "9000", SVC_HOST: "0.0.0.0" })).toBe("http://127.0.0.1:9000/__svc/health");
     expect(health(["--port", "9001", "--host", "::1"])).toBe("http://[::1]:9001/__svc/health");
+    expect(health([], { QSTASH_DEV_PORT: "8081" })).toBe("http://127.0.0.1:8081/__svc/health");
+    expect(health([], { QSTASH_DEV_PORT: "8081", SVC_PORT: "9000" })).toBe("http://127.0.0.1:9000/__svc/health");
   });
 });
 
