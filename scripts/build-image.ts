@@ -68,6 +68,7 @@ const tags = option("--tag") ? [option("--tag")!] : [`svcd:${pkg.version}`, "svc
 const globals = (process.env.CONTAINER_TOOL_OPTIONS ?? "").split(/\s+/).filter(Boolean);
 // podman writes the OCI format by default, which has no HEALTHCHECK: the docker format keeps it.
 const format = tool.endsWith("podman") ? ["--format", "docker"] : [];
-const build = Bun.spawnSync([tool, ...globals, "build", ...format, "-f", "Containerfile", ...tags.flatMap((t) => ["-t", t]), "."], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
+const command = [tool, ...globals, "build", ...format, "-f", "Containerfile", ...tags.flatMap((t) => ["-t", t]), "."];
+const build = Bun.spawnSync(command, { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
 if (build.exitCode !== 0) process.exit(build.exitCode ?? 1);
 console.log(`built ${tags.join(", ")} with ${tool}`);

@@ -50,7 +50,14 @@ if (built.length === 0) {
 }
 
 const main = join(out, "svcd");
-const files = ["bin/svcd.cjs", "src/testing/find-binary.cjs", "src/testing/testing.cjs", "src/testing/testing.mjs", "src/testing/testing.d.ts", "src/testing/svcd_pytest.py", "src/signing/verify.js", "src/signing/verify.d.ts", "README.md", "CHANGELOG.md"];
+const files = [
+  "bin/svcd.cjs",
+  ...["find-binary.cjs", "testing.cjs", "testing.mjs", "testing.d.ts", "svcd_pytest.py"].map((f) => `src/testing/${f}`),
+  "src/signing/verify.js",
+  "src/signing/verify.d.ts",
+  "README.md",
+  "CHANGELOG.md",
+];
 for (const file of files) {
   mkdirSync(join(main, file, ".."), { recursive: true });
   copyFileSync(join(ROOT, file), join(main, file));

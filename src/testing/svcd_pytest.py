@@ -46,7 +46,7 @@ def to_ms(duration):
 
 
 def find_svcd(binary=None):
-    """The command starting svcd: the given binary, $SVCD_BINARY, ``svcd`` on PATH, or svcd's sources beside this file."""
+    """The command starting svcd: the binary given, $SVCD_BINARY, ``svcd`` on PATH, or the sources beside this file."""
     binary = binary or os.environ.get("SVCD_BINARY")
     if binary:
         return [binary]
@@ -72,7 +72,9 @@ class Svcd:
 
     def request(self, method, path, body=None, headers=None):
         """One HTTP call with the token; returns (status, parsed JSON or text)."""
-        data = body if body is None or isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        data = body.encode() if isinstance(body, str) else body
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Authorization", f"Bearer {self.token}")
         for name, value in (headers or {}).items():
@@ -101,7 +103,8 @@ class Svcd:
 
     def advance(self, duration, flush=True, timeout_ms=10_000):
         """Manual clock: moves forward, firing every timer due on the way, in order."""
-        return self._ok("POST", f"/__svc/clock/advance?flush={str(flush).lower()}&timeout={timeout_ms}", {"ms": to_ms(duration)})
+        query = f"flush={str(flush).lower()}&timeout={timeout_ms}"
+        return self._ok("POST", f"/__svc/clock/advance?{query}", {"ms": to_ms(duration)})
 
     def now(self):
         return self._ok("GET", "/__svc/clock")["now"]
@@ -116,7 +119,10 @@ class Svcd:
             if counts["inFlight"] + counts["due"] + counts["delayed"] == 0:
                 return counts
             if status["clock"]["mode"] == "manual" and counts["inFlight"] + counts["due"] == 0:
-                raise AssertionError(f"svcd: {counts['delayed']} message(s) wait for a later time; with the manual clock only advance() brings them due")
+                raise AssertionError(
+                    f"svcd: {counts['delayed']} message(s) wait for a later time;"
+                    " with the manual clock only advance() brings them due"
+                )
             if time.monotonic() > deadline:
                 raise AssertionError(f"svcd: not idle after {timeout_ms} ms: {counts}")
             time.sleep(0.02)
@@ -189,7 +195,9 @@ def start_svcd(clock="real", dialect="upstash", args=(), env=None, binary=None, 
 def pytest_addoption(parser):
     group = parser.getgroup("svcd")
     group.addoption("--svcd-clock", default="real", choices=["real", "manual"], help="svcd's clock (default real)")
-    group.addoption("--svcd-dialect", default="upstash", choices=["svc", "upstash"], help="svcd's dialect (default upstash)")
+    group.addoption(
+        "--svcd-dialect", default="upstash", choices=["svc", "upstash"], help="svcd's dialect (default upstash)"
+    )
     group.addoption("--svcd-binary", default=None, help="the svcd executable (default $SVCD_BINARY or svcd on PATH)")
 
 

@@ -37,7 +37,8 @@ function readBanner(text) {
   const url = /svcd listening on (\S+)/.exec(text)?.[1];
   const env = {};
   const firstAccount = text.split(/\n# account /)[1] ?? "";
-  for (const [, name, value] of firstAccount.split("\n\n")[0].matchAll(/^export ([A-Z0-9_]+)=(.*)$/gm)) env[name] = value;
+  const exports = firstAccount.split("\n\n")[0].matchAll(/^export ([A-Z0-9_]+)=(.*)$/gm);
+  for (const [, name, value] of exports) env[name] = value;
   return { url, env };
 }
 
@@ -54,7 +55,11 @@ async function startSvcd(options = {}) {
   }
   flags.push(...(options.args ?? []));
   // Its own folder: no .env or bunfig.toml of the caller's is read.
-  const child = spawn(command, [...args, ...flags], { cwd: dir, env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, [...args, ...flags], {
+    cwd: dir,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.add(child);
   killAllOnExit();
   let output = "";
@@ -67,7 +72,8 @@ async function startSvcd(options = {}) {
   });
 
   const banner = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(`did not start within ${options.startTimeoutMs ?? 30_000} ms`), options.startTimeoutMs ?? 30_000);
+    const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs);
     const fail = (why) => {
       clearTimeout(timer);
       child.kill("SIGKILL");
@@ -104,7 +110,8 @@ function makeHandle({ child, exited, url, env, output }) {
     if (!res.ok) throw new Error(`svcd: ${init?.method ?? "GET"} ${pathname} answered ${res.status}: ${body}`);
     return JSON.parse(body);
   };
-  const post = (pathname, body) => json(pathname, { method: "POST", body: body === undefined ? undefined : JSON.stringify(body) });
+  const post = (pathname, body) =>
+    json(pathname, { method: "POST", body: body === undefined ? undefined : JSON.stringify(body) });
   /** Every page of a listing, following `cursor`. */
   const all = async (pathname, query, key) => {
     const items = [];
@@ -139,8 +146,11 @@ function makeHandle({ child, exited, url, env, output }) {
         const { inFlight, due, delayed } = status.messages;
         if (inFlight + due + delayed === 0) return status.messages;
         if (status.clock.mode === "manual" && inFlight + due === 0)
-          throw new Error(`svcd: ${delayed} message(s) wait for a later time; with the manual clock only advance() brings them due`);
-        if (Date.now() > deadline) throw new Error(`svcd: not idle after ${timeoutMs} ms: ${JSON.stringify(status.messages)}`);
+          throw new Error(
+            `svcd: ${delayed} message(s) wait for a later time; with the manual clock only advance() brings them due`,
+          );
+        if (Date.now() > deadline)
+          throw new Error(`svcd: not idle after ${timeoutMs} ms: ${JSON.stringify(status.messages)}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

@@ -29,6 +29,15 @@ export interface MessageSummary {
   [field: string]: unknown;
 }
 
+export interface MessageCounts {
+  inFlight: number;
+  due: number;
+  delayed: number;
+  waiting: number;
+}
+
+export type DlqEntry = Record<string, unknown> & { messageId: string; dlqId: string; responseStatus: number };
+
 export interface Svcd {
   /** `http://127.0.0.1:<free port>`. */
   url: string;
@@ -50,19 +59,22 @@ export interface Svcd {
   reset(): Promise<{ reset: string; parts: string[] }>;
   /** Resolves once nothing is due now or in flight, callbacks included. */
   flush(options?: { timeoutMs?: number }): Promise<{ idle: true }>;
-  /** Manual clock: moves time forward (`"1h"`, `"1h30m"`, `"90s"`, or ms), firing every timer due on the way, in order. */
-  advance(duration: string | number, options?: { flush?: boolean; timeoutMs?: number }): Promise<{ now: number; mode: "manual"; timersFired: number }>;
+  /** Manual clock: moves forward (`"1h"`, `"1h30m"`, `"90s"`, or ms), firing every timer due on the way, in order. */
+  advance(
+    duration: string | number,
+    options?: { flush?: boolean; timeoutMs?: number },
+  ): Promise<{ now: number; mode: "manual"; timersFired: number }>;
   /** The server's clock, Unix ms. */
   now(): Promise<number>;
   /**
    * Resolves once no message is in flight, due or delayed (retries included). With the manual
    * clock a delayed message rejects at once: only advance() brings it due.
    */
-  waitForIdle(options?: { timeoutMs?: number }): Promise<{ inFlight: number; due: number; delayed: number; waiting: number }>;
+  waitForIdle(options?: { timeoutMs?: number }): Promise<MessageCounts>;
   /** The account's messages in publish order; any log filter (`url`, `label`, ...) and `state` (its current one). */
   messages(filter?: Record<string, string | string[]>): Promise<MessageSummary[]>;
   /** Every DLQ entry; any DLQ filter. */
-  dlq(filter?: Record<string, string>): Promise<Array<Record<string, unknown> & { messageId: string; dlqId: string; responseStatus: number }>>;
+  dlq(filter?: Record<string, string>): Promise<DlqEntry[]>;
   /** Stops svcd (it is also killed when this process exits). */
   stop(): Promise<void>;
 }
