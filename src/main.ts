@@ -3,6 +3,7 @@ import { openServer, type Server } from "./server.ts";
 import { printBanner } from "./banner.ts";
 import { versionText } from "./startup/build-info.ts";
 import { startFailureLine } from "./startup/failure-line.ts";
+import { checkHealth } from "./startup/health-check.ts";
 
 function exitWith(message: string, code: number, stream: NodeJS.WriteStream = process.stderr): never {
   stream.write(message + "\n");
@@ -19,13 +20,8 @@ try {
 if (parsed.kind === "help") exitWith(parsed.text, 0, process.stdout);
 if (parsed.kind === "version") exitWith(versionText(), 0, process.stdout);
 if (parsed.kind === "health") {
-  // A container's health check: a scratch image has no curl, so the binary asks itself.
-  const answer = await fetch(parsed.url, { signal: AbortSignal.timeout(5_000) }).then(
-    (res) => (res.ok ? null : `answered ${res.status}`),
-    (error: Error) => (error.name === "TimeoutError" ? "no answer within 5 s" : "not reachable"),
-  );
-  if (answer === null) exitWith(`svcd health: ok (${parsed.url})`, 0, process.stdout);
-  exitWith(`svcd health: ${parsed.url} ${answer}`, 1);
+  const { ok, line } = await checkHealth(parsed.url);
+  exitWith(line, ok ? 0 : 1, ok ? process.stdout : process.stderr);
 }
 
 const config = parsed.config;
