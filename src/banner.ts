@@ -8,7 +8,7 @@ import { isPostgresUrl, redactedUrl } from "./engines/postgres/connect.ts";
 export const consoleLink = (baseUrl: string, token: string) => `${baseUrl}${CONSOLE_PATH}#token=${encodeURIComponent(token)}`;
 
 /** Prints where svcd listens and the credentials, as lines a user can paste into a shell. */
-export function printBanner(config: ServerConfig, ctx: AppContext, running: RunningServer): void {
+export function printBanner(config: ServerConfig, ctx: AppContext, running: RunningServer, dev = false): void {
   const accounts = ctx.accounts.all();
   const lines = [
     `svcd listening on ${running.url}${running.managementUrl !== running.url ? ` (management API on ${running.managementUrl})` : ""}`,
@@ -18,6 +18,12 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
   if (accounts[0]) lines.push(`console: ${consoleLink(running.url, accounts[0].source.token)}`);
   if (ctx.dialect.name === "svc")
     lines.push("# for the hosted service's official clients (@upstash/qstash, Python qstash), start with --dialect upstash");
+  if (dev) {
+    const port = new URL(running.url).port;
+    lines.push(
+      `# dev mode: the official SDKs find this server with QSTASH_DEV=true${port === "8080" ? "" : ` QSTASH_DEV_PORT=${port}`}, no URL, token or keys needed`,
+    );
+  }
   lines.push("");
   for (const [i, account] of accounts.entries()) {
     const source = account.source;

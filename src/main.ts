@@ -3,6 +3,7 @@ import { openServer, type Server } from "./server.ts";
 import { printBanner } from "./banner.ts";
 import { versionText } from "./startup/build-info.ts";
 import { startFailureLine } from "./startup/failure-line.ts";
+import { checkHealth } from "./startup/health-check.ts";
 
 function exitWith(message: string, code: number, stream: NodeJS.WriteStream = process.stderr): never {
   stream.write(message + "\n");
@@ -18,6 +19,10 @@ try {
 }
 if (parsed.kind === "help") exitWith(parsed.text, 0, process.stdout);
 if (parsed.kind === "version") exitWith(versionText(), 0, process.stdout);
+if (parsed.kind === "health") {
+  const { ok, line } = await checkHealth(parsed.url);
+  exitWith(line, ok ? 0 : 1, ok ? process.stdout : process.stderr);
+}
 
 const config = parsed.config;
 let server: Server | undefined;
@@ -42,4 +47,4 @@ process.on("SIGINT", () => shutdown("SIGINT"));
 process.on("SIGTERM", () => shutdown("SIGTERM"));
 // Only now: whoever reads "listening on" may stop the server at once, and a signal before its
 // handler exists ends the process without a clean stop (exit 143).
-printBanner(config, server.ctx, running);
+printBanner(config, server.ctx, running, parsed.dev);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { LogFormat, LogLevel } from "../core/log.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { PLAN_NAMES, type PlanName } from "./plans.ts";
+import { applyDevMode, devFlagSpelling } from "./dev-mode.ts";
 
 export class ConfigError extends Error {
   constructor(
@@ -163,16 +164,22 @@ const ACCOUNT_ENV: Array<[Exclude<keyof DefaultAccountSeed, "plan">, string]> = 
 ];
 
 export type ParsedCommandLine =
-  | { kind: "run"; config: ServerConfig }
+  | { kind: "run"; config: ServerConfig; dev: boolean }
+  | { kind: "health"; url: string }
   | { kind: "help"; text: string }
   | { kind: "version" };
 
-/** defaults < environment variables < command-line flags. Throws ConfigError naming the flag. */
+/**
+ * defaults < environment variables < command-line flags. Throws ConfigError naming the flag.
+ * `dev ...` serves the official SDKs' dev mode (dev-mode.ts); `health ...` names the server to ask.
+ */
 export function parseCommandLine(
-  argv: readonly string[],
+  args: readonly string[],
   env: Record<string, string | undefined>,
   cwd = process.cwd(),
 ): ParsedCommandLine {
+  const command = args[0] === "dev" || args[0] === "health" ? args[0] : "run";
+  const argv = command === "run" ? args : args.slice(1).map(command === "dev" ? devFlagSpelling : (a) => a);
   const config = defaultConfig(cwd);
   for (const option of OPTIONS) {
     const value = env[option.env];
@@ -188,6 +195,9 @@ export function parseCommandLine(
     if (value !== undefined && value !== "") config.defaultAccount[field] = value;
   }
   if (env.SVC_PLAN) config.defaultAccount.plan = oneOf(PLAN_NAMES)(env.SVC_PLAN, "SVC_PLAN");
+  if (command === "dev") applyDevMode(config, env);
+  // A health check of `svcd dev` started with QSTASH_DEV_PORT finds it on that port.
+  if (command === "health" && !env.SVC_PORT && env.QSTASH_DEV_PORT) config.port = port(env.QSTASH_DEV_PORT, "QSTASH_DEV_PORT");
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -211,8 +221,17 @@ export function parseCommandLine(
     if (value === undefined) throw new ConfigError(flag, "needs a value");
     option.apply(config, value, flag);
   }
+  if (command === "dev" && config.dialect !== "upstash")
+    throw new ConfigError("--dialect", "svcd dev always speaks the upstash dialect (the official SDKs' dev mode needs it)");
+  if (command === "health") return { kind: "health", url: healthUrl(config) };
   checkPorts(config);
-  return { kind: "run", config };
+  return { kind: "run", config, dev: command === "dev" };
+}
+
+/** The liveness endpoint of the server these settings start; a wildcard host is asked on loopback. */
+function healthUrl(config: ServerConfig): string {
+  const host = ["0.0.0.0", "::", "[::]"].includes(config.host) ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}/__svc/health`;
 }
 
 /** Two listeners on one port would each answer part of the requests: refuse the start instead. */
@@ -233,7 +252,13 @@ export function helpText(): string {
   return [
     "svcd — durable HTTP messaging and management API on SQLite",
     "",
-    "Usage: svcd [options]",
+    "Usage: svcd [options]          serve",
+    "       svcd dev [options]      serve what the official SDKs find with QSTASH_DEV=true: the upstash",
+    "                               dialect on port QSTASH_DEV_PORT or 8080, their dev credentials, in",
+    "                               memory unless --db is given; -port=8081 is read as --port=8081",
+    "       svcd health [options]   ask the server these settings start (--port, --host or their",
+    "                               variables; QSTASH_DEV_PORT without SVC_PORT) whether it is alive:",
+    "                               exit 0 if so, else 1",
     "",
     "Options:",
     ...lines,

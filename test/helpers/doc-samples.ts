@@ -17,7 +17,8 @@ export const where = (b: DocBlock) => `${b.file}:${b.line}`;
 
 /**
  * The fenced blocks of a document. A block (even one indented inside a list) is marked as not run
- * by an HTML comment `<!-- not run: <reason> -->` on the line right above its fence.
+ * here by an HTML comment on the line right above its fence: `<!-- not run: <reason> -->`, or
+ * `<!-- run by: <test file> -->` when another test runs it (that file must exist).
  */
 export function extractBlocks(file: string, markdown: string): DocBlock[] {
   const lines = markdown.split("\n");
@@ -31,8 +32,9 @@ export function extractBlocks(file: string, markdown: string): DocBlock[] {
     for (; j < lines.length && !(lines[j]!.trim().startsWith(fence) && lines[j]!.trim() === fence); j++) {
       body.push(lines[j]!.startsWith(indent) ? lines[j]!.slice(indent.length) : lines[j]!);
     }
-    const marker = /^\s*<!--\s*not run:\s*(.+?)\s*-->\s*$/.exec(lines[i - 1] ?? "");
-    blocks.push({ file, line: i + 1, lang, code: body.join("\n") + "\n", notRun: marker?.[1] });
+    const marker = /^\s*<!--\s*(not run|run by):\s*(.+?)\s*-->\s*$/.exec(lines[i - 1] ?? "");
+    const notRun = marker && (marker[1] === "run by" ? `run by ${marker[2]}` : marker[2]);
+    blocks.push({ file, line: i + 1, lang, code: body.join("\n") + "\n", notRun: notRun ?? undefined });
     i = j;
   }
   return blocks;

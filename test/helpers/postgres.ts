@@ -18,7 +18,7 @@ interface Cluster {
 let cluster: Promise<Cluster> | null = null;
 let databases = 0;
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);

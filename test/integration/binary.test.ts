@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { BUN, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { verifySignature } from "../../src/signing/verify.js";
+import pkg from "../../package.json" with { type: "json" };
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 let dir: string;
@@ -65,6 +66,7 @@ test("the binary's --version names the version, the commit and the build date em
   expect(run.stderr.toString()).toBe("");
   const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: ROOT }).stdout.toString().trim();
   const text = run.stdout.toString().trim();
+  expect(text).toStartWith(`svcd ${pkg.version} (commit `);
   expect(text).toMatch(/^svcd \d+\.\d+\.\d+ \(commit \S+, built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, bun /);
   if (head) expect(text).toContain(`commit ${head}`);
 });

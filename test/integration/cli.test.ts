@@ -90,4 +90,15 @@ describe("command line", () => {
       await server.stop();
     }
   });
+
+  test("svcd health exits 0 while the server its settings name answers, 1 once it is gone", async () => {
+    const server = await spawnServer([BUN, MAIN, "--port", "0", "--memory"]);
+    const port = new URL(server.url).port;
+    const ask = () => Bun.spawnSync([BUN, MAIN, "health"], { env: { ...process.env, SVC_PORT: port, SVC_HOST: "0.0.0.0" } });
+    const alive = ask();
+    expect({ exit: alive.exitCode, out: alive.stdout.toString() }).toEqual({ exit: 0, out: `svcd health: ok (http://127.0.0.1:${port}/__svc/health)\n` });
+    expect(await server.stop()).toBe(0);
+    const gone = ask();
+    expect({ exit: gone.exitCode, err: gone.stderr.toString() }).toEqual({ exit: 1, err: `svcd health: http://127.0.0.1:${port}/__svc/health not reachable\n` });
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, DEFAULT_ACCOUNT, defaultWorkers, parseCommandLine } from "../../src/config/config.ts";
 import { parseConfigFile } from "../../src/config/config-file.ts";
+import { DEV_ACCOUNT } from "../../src/config/dev-mode.ts";
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
   const parsed = parseCommandLine(argv, env, "/work/dir");
@@ -41,6 +42,65 @@ describe("configuration precedence", () => {
     expect(help.kind).toBe("help");
     if (help.kind === "help") for (const flag of ["--port", "--db", "--memory", "--config", "--management-port", "--log-format", "--retry-delay-scale", "--clock", "--dialect"]) expect(help.text).toContain(flag);
     expect(parseCommandLine(["--version"], {}).kind).toBe("version");
+  });
+});
+
+describe("svcd dev", () => {
+  const dev = (argv: string[], env: Record<string, string> = {}) => {
+    const parsed = parseCommandLine(["dev", ...argv], env, "/work/dir");
+    if (parsed.kind !== "run" || !parsed.dev) throw new Error("expected a dev run");
+    return parsed.config;
+  };
+
+  test("the upstash dialect on 8080, in memory, with exactly the official dev server's credentials", () => {
+    const c = dev([]);
+    expect({ port: c.port, dialect: c.dialect, db: c.dbPath }).toEqual({ port: 8080, dialect: "upstash", db: null });
+    expect(c.defaultAccount).toMatchObject({
+      token: "eyJVc2VySUQiOiJkZWZhdWx0VXNlciIsIlBhc3N3b3JkIjoiZGVmYXVsdFBhc3N3b3JkIn0=",
+      currentSigningKey: "sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r",
+      nextSigningKey: "sig_5ZB6DVzB1wjE8S6rZ7eenA8Pdnhs",
+      userId: "defaultUser",
+    });
+  });
+
+  test("the port: QSTASH_DEV_PORT (where the SDKs look) over SVC_PORT, a flag over both, in the dev server's spelling too", () => {
+    expect(dev([], { QSTASH_DEV_PORT: "8081", SVC_PORT: "9000" }).port).toBe(8081);
+    expect(dev([], { SVC_PORT: "9000" }).port).toBe(8080);
+    expect(dev(["-port=8082"], { QSTASH_DEV_PORT: "8081" }).port).toBe(8082);
+    expect(dev(["-port", "8083"]).port).toBe(8083);
+    expect(dev(["--port", "8084"]).port).toBe(8084);
+  });
+
+  test("exported SVC_* credentials and database cannot make the SDKs miss it; --db and other settings still apply", () => {
+    const c = dev([], { SVC_TOKEN: "mine", SVC_CURRENT_SIGNING_KEY: "sig_x", SVC_DB: "/srv/x.sqlite", SVC_DIALECT: "svc", SVC_HOST: "0.0.0.0" });
+    expect({ account: c.defaultAccount, db: c.dbPath, dialect: c.dialect, host: c.host }).toEqual({ account: DEV_ACCOUNT, db: null, dialect: "upstash", host: "0.0.0.0" });
+    expect(dev(["-db=/tmp/dev.sqlite"]).dbPath).toBe("/tmp/dev.sqlite");
+    expect(dev(["--clock", "manual"]).clock).toBe("manual");
+  });
+
+  test("a bad QSTASH_DEV_PORT or another dialect is refused, naming it", () => {
+    expect(() => dev([], { QSTASH_DEV_PORT: "eighty" })).toThrow(/^QSTASH_DEV_PORT: must be a port number/);
+    expect(() => dev(["--dialect", "svc"])).toThrow(/^--dialect: svcd dev always speaks the upstash dialect/);
+    expect(() => dev(["-log-port=9000"])).toThrow(/^--log-port=9000: unknown option/);
+  });
+
+  test("plain svcd reads a single-dash word as an unknown option, as before", () => {
+    expect(() => run(["-port=8081"])).toThrow(/^-port=8081: unknown option/);
+  });
+});
+
+describe("svcd health", () => {
+  const health = (argv: string[], env: Record<string, string> = {}) => {
+    const parsed = parseCommandLine(["health", ...argv], env);
+    if (parsed.kind !== "health") throw new Error("expected health");
+    return parsed.url;
+  };
+  test("asks the server the same settings start: port and host from flags or variables, a wildcard host on loopback", () => {
+    expect(health([])).toBe("http://127.0.0.1:8080/__svc/health");
+    expect(health([], { SVC_PORT: "9000", SVC_HOST: "0.0.0.0" })).toBe("http://127.0.0.1:9000/__svc/health");
+    expect(health(["--port", "9001", "--host", "::1"])).toBe("http://[::1]:9001/__svc/health");
+    expect(health([], { QSTASH_DEV_PORT: "8081" })).toBe("http://127.0.0.1:8081/__svc/health");
+    expect(health([], { QSTASH_DEV_PORT: "8081", SVC_PORT: "9000" })).toBe("http://127.0.0.1:9000/__svc/health");
   });
 });
 
