@@ -7,7 +7,7 @@ import { FixtureChecker } from "./config/fixture-check.ts";
 import type { AppContext } from "./context/app-context.ts";
 import { ClockControl } from "./control/clock-control.ts";
 import { ResetRegistry } from "./control/reset.ts";
-import { controlRoutes, healthRoutes } from "./control/routes.ts";
+import { controlActions, controlRoutes, healthRoutes, type ControlDeps } from "./control/routes.ts";
 import { statusRoutes } from "./control/status.ts";
 import { consoleEntryRoutes, consoleStaticRoutes } from "./console/routes.ts";
 import { rateWindowWaits } from "./control/worker-waits.ts";
@@ -45,6 +45,7 @@ import { Retention } from "./messages/retention.ts";
 import { messageRoutes, publishRoute } from "./messages/routes.ts";
 import { readAccountMessages } from "./messages/store.ts";
 import { messagingUsageListener } from "./messages/usage.ts";
+import { mcpRoutes } from "./mcp/routes.ts";
 import { MetricsEngine } from "./metrics/engine.ts";
 import { MessageEvents, type MessageListener } from "./model/events.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
@@ -332,6 +333,23 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   // control plane, which both ports serve.
   let ready = false;
   const listening = { managementUrl: null as string | null };
+  const control: ControlDeps = { resets, clock: clockControl, nodes: () => storage.nodes?.() ?? 1 };
+  // Agents' door to the same services: the MCP tools call what the routes below call.
+  const mcp = mcpRoutes(ctx, {
+    ctx,
+    publisher,
+    messages: messageStore,
+    events: eventStore,
+    dlqStore,
+    dlq: deadLetterQueue,
+    dlqFields: workflows.dlqFields,
+    queues,
+    schedules,
+    flow,
+    runs: workflows.runs,
+    waits: workflows.waits,
+    control: controlActions(control),
+  }, buildInfo().version);
   const messagingPlugins: RoutePlugin[] = [
     signingKeyRoutes(ctx),
     messageRoutes(ctx, publisher, messageStore, cancels),
@@ -343,6 +361,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     batchRoutes(ctx, batch),
     flowControlRoutes(ctx, flow),
     ...workflows.routes,
+    mcp,
     // The web console lives beside the messaging API (main port only): `/` sends browsers there.
     consoleEntryRoutes(),
   ];
@@ -355,11 +374,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
       pingWorkers: () => pool.ping(),
     }),
     ...management.controlRoutes,
-    controlRoutes(ctx, {
-      resets,
-      clock: clockControl,
-      nodes: () => storage.nodes?.() ?? 1,
-    }),
+    controlRoutes(ctx, control),
     statusRoutes(ctx, {
       messageCounts: (id, nowMs) => messageStore.accountCensus(id, nowMs),
       heldByWorkers: async (id) => (await pool.flowStats({ prefix: lanePrefix(id) })).reduce((n, lane) => n + lane.waiting, 0),

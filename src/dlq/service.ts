@@ -19,6 +19,11 @@ export class DlqService {
     private readonly wake: Wake,
   ) {}
 
+  /** False when the entry does not exist. */
+  delete(accountId: string, dlqId: string): Promise<boolean> {
+    return this.ctx.commit.run(() => this.store.delete(accountId, dlqId), [readDlqEntries(accountId, [dlqId])]);
+  }
+
   /** Returns the new message id, or undefined when the entry does not exist. */
   async retry(account: Account, dlqIds: string[], headers: Headers): Promise<Array<string | undefined>> {
     const now = this.ctx.clock.now();

@@ -56,8 +56,9 @@ function queryList(request: Request, key: string): string[] | undefined {
  * The run filters of a request. Bulk cancel reads them strictly: an unknown key or a filter
  * without a value is 400, so a typo never widens a cancel to every run.
  */
-function runFilter(request: Request, accepts: readonly FilterKey[], strict: boolean, control: string[]): RunFilter {
-  const f = parseFilter({ query: new URL(request.url).searchParams }, { accepts, strict, control });
+export function runFilter(source: Request | URLSearchParams, accepts: readonly FilterKey[], strict: boolean, control: string[]): RunFilter {
+  const query = source instanceof URLSearchParams ? source : new URL(source.url).searchParams;
+  const f = parseFilter({ query }, { accepts, strict, control });
   const unknown = f.states?.find((state) => !(RUN_STATES as readonly string[]).includes(state));
   if (unknown) throw badRequest(`invalid filter state "${unknown.slice(0, 40)}": one of ${RUN_STATES.join(", ")}`);
   return { ...f, states: f.states as RunState[] | undefined };
