@@ -5,6 +5,7 @@ import { useStatus } from "../status.ts";
 import { Card, Fields, PageHead } from "../ui/bits.tsx";
 import { Field } from "../ui/options.tsx";
 import { act } from "../ui/toast.tsx";
+import { McpCard } from "./mcp-card.tsx";
 
 const STEPS: Array<[string, number]> = [
   ["+1s", 1000],
@@ -119,6 +120,7 @@ export function TestDoublePage() {
           </button>
         </Card>
       </div>
+      <McpCard />
     </>
   );
 }
