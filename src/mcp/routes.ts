@@ -9,7 +9,10 @@ import { mcpServerFor } from "./server.ts";
 import { actionTools } from "./tools-act.ts";
 import { readTools } from "./tools-read.ts";
 
-const JsonRpcJson = Type.Object({ jsonrpc: Type.Literal("2.0") }, { additionalProperties: true, description: "a JSON-RPC 2.0 message" });
+const JsonRpcJson = Type.Object(
+  { jsonrpc: Type.Literal("2.0") },
+  { additionalProperties: true, description: "a JSON-RPC 2.0 message" },
+);
 
 /**
  * `/mcp`: the Model Context Protocol over streamable HTTP, stateless. Each POST carries JSON-RPC
@@ -22,7 +25,10 @@ export function mcpRoutes(ctx: AppContext, deps: McpDeps, version: string) {
     "/mcp",
     async ({ account, request }) => {
       if (request.method !== "POST")
-        return Response.json({ error: "the MCP endpoint is stateless: POST JSON-RPC messages" }, { status: 405, headers: { allow: "POST" } });
+        return Response.json(
+          { error: "the MCP endpoint is stateless: POST JSON-RPC messages" },
+          { status: 405, headers: { allow: "POST" } },
+        );
       const server = mcpServerFor(tools, account, version);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);

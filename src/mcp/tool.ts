@@ -20,7 +20,9 @@ export interface Tool {
 type Args<S extends ZodRawShape> = z.objectOutputType<S, z.ZodTypeAny>;
 
 /** A tool whose `run` sees its arguments typed by its shape. */
-export const tool = <S extends ZodRawShape>(def: Omit<Tool, "input" | "run"> & { input: S; run(account: Account, args: Args<S>): Promise<unknown> }): Tool => def;
+export const tool = <S extends ZodRawShape>(
+  def: Omit<Tool, "input" | "run"> & { input: S; run(account: Account, args: Args<S>): Promise<unknown> },
+): Tool => def;
 
 /** Tool arguments as the query string an HTTP listing reads (its filter parser then checks them). */
 export function queryOf(args: Record<string, unknown>): URLSearchParams {

@@ -96,7 +96,9 @@ export function actionTools(deps: McpDeps): Tool[] {
     }),
     tool({
       name: "reset",
-      description: "Wipe the account's messages, DLQ, logs, URL Groups, schedules, queues, workflow runs and statistics (not its credentials).",
+      description:
+        "Wipe the account's messages, DLQ, logs, URL Groups, schedules, queues, workflow runs and statistics " +
+        "(not its credentials).",
       input: {},
       readOnly: false,
       destructive: true,
@@ -106,8 +108,10 @@ export function actionTools(deps: McpDeps): Tool[] {
   ];
 }
 
+type SetPaused = (account: Account, id: string, paused: boolean) => Promise<unknown>;
+
 /** `pause_<kind>` and `resume_<kind>` for a thing named by `field`. */
-function pauseTools(kind: string, field: string, setPaused: (account: Account, id: string, paused: boolean) => Promise<unknown>): Tool[] {
+function pauseTools(kind: string, field: string, setPaused: SetPaused): Tool[] {
   const label = kind.replaceAll("_", "-");
   return [true, false].map((paused) =>
     tool({

@@ -44,7 +44,8 @@ export function readTools(deps: McpDeps): Tool[] {
     }),
     tool({
       name: "get_message",
-      description: "One message: its stored state while pending, its timeline (log entries, oldest first) and its DLQ entry if it has one.",
+      description:
+        "One message: its stored state while pending, its timeline (log entries, oldest first) and its DLQ entry if it has one.",
       input: { messageId: z.string().min(1) },
       readOnly: true,
       run: async (account, { messageId }) => {

@@ -108,7 +108,8 @@ describe("/mcp", () => {
   });
 
   test("pause and resume act on the same queues as the HTTP API", async () => {
-    expect((await svc.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q1" }), headers: { "content-type": "application/json" } })).status).toBe(200);
+    const create = { method: "POST", body: JSON.stringify({ queueName: "q1" }), headers: { "content-type": "application/json" } };
+    expect((await svc.api("/v2/queues", create)).status).toBe(200);
     await call("pause_queue", { queueName: "q1" });
     expect(await (await svc.api("/v2/queues/q1")).json()).toMatchObject({ paused: true });
     await call("resume_queue", { queueName: "q1" });
