@@ -116,6 +116,33 @@ describe("/mcp", () => {
     expect((await call("list_queues")).find((q: { name: string }) => q.name === "q1")).toMatchObject({ paused: false });
   });
 
+  test("delete_dlq, schedule and flow-control pauses, workflow runs and events", async () => {
+    receiver.setHandler((r) => (r.path === "/dead" ? new Response("no", { status: 500 }) : new Response("ok")));
+    const { messageId } = await call("publish", { destination: `${receiver.url}/dead`, headers: { "Svc-Retries": "0" } });
+    await call("flush");
+    const [entry] = (await call("list_dlq", { messageId })).messages;
+    expect(await call("delete_dlq", { dlqId: entry.dlqId })).toEqual({ deleted: 1 });
+    expect((await call("list_dlq", { messageId })).messages).toEqual([]);
+
+    const schedule = await svc.api(`/v2/schedules/${receiver.url}/tick`, { method: "POST", headers: { "Svc-Cron": "0 * * * *" } });
+    const { scheduleId } = (await schedule.json()) as { scheduleId: string };
+    await call("pause_schedule", { scheduleId });
+    expect(await (await svc.api(`/v2/schedules/${scheduleId}`)).json()).toMatchObject({ isPaused: true });
+    await call("resume_schedule", { scheduleId });
+    expect((await call("list_schedules")).find((x: { scheduleId: string }) => x.scheduleId === scheduleId)).toMatchObject({ isPaused: false });
+
+    await call("publish", { destination: `${receiver.url}/keyed`, headers: { "Svc-Flow-Control-Key": "k1", "Svc-Flow-Control-Value": "parallelism=1" } });
+    await call("pause_flow_control_key", { flowControlKey: "k1" });
+    expect(await (await svc.api("/v2/flowControl/k1")).json()).toMatchObject({ isPaused: true });
+    await call("resume_flow_control_key", { flowControlKey: "k1" });
+    expect(await (await svc.api("/v2/flowControl/k1")).json()).toMatchObject({ isPaused: false });
+
+    expect(await call("notify_event", { eventId: "nobody-waits", data: "x" })).toEqual([]);
+    expect((await call("list_workflow_runs")).runs).toEqual([]);
+    const run = (await client.callTool({ name: "get_workflow_run", arguments: { workflowRunId: "wfr_none" } })) as Result;
+    expect(parsed(run)).toEqual({ error: "workflow run wfr_none not found", status: 404 });
+  });
+
   test("a bad argument is an error result, whether the schema or the service refuses it", async () => {
     const negative = (await client.callTool({ name: "advance_clock", arguments: { ms: -5 } })) as Result;
     expect(negative.isError).toBe(true);
