@@ -149,3 +149,78 @@ test("every connection to PostgreSQL cut three times under load: no claim left b
     }
   });
 }, 60_000);
+
+/**
+ * Makes the commit of every transaction that claims a message of `path` wait for a synchronous
+ * standby that never connects: the commit is written (it stands once the wait ends, however it
+ * ends) but not answered, as when a connection breaks during COMMIT. Other commits are answered
+ * as usual (synchronous_commit is `local` by default meanwhile).
+ */
+async function unansweredClaims(path: string) {
+  const admin = db.replace(/\/[^/]+$/, "/postgres");
+  const setSystem = async (sql: string[]) => {
+    for (const statement of sql) await pg.query(admin, statement);
+    await pg.query(admin, "SELECT pg_reload_conf()");
+  };
+  await pg.query(db, "CREATE TABLE drill (armed boolean NOT NULL)");
+  await pg.query(db, "INSERT INTO drill VALUES (true)");
+  await pg.query(db, `CREATE FUNCTION drill_wait() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF (SELECT armed FROM drill) THEN PERFORM set_config('synchronous_commit', 'remote_apply', true); END IF;
+      RETURN NEW;
+    END $$`);
+  await pg.query(db, `CREATE TRIGGER drill_wait AFTER UPDATE OR INSERT ON messages FOR EACH ROW
+    WHEN (NEW.state = 'ACTIVE' AND strpos(NEW.url, '${path}') > 0) EXECUTE FUNCTION drill_wait()`);
+  await setSystem(["ALTER SYSTEM SET synchronous_commit = 'local'", "ALTER SYSTEM SET synchronous_standby_names = 'nobody'"]);
+  return {
+    /** Backends of the nodes whose commit waits for the standby now. */
+    waiting: async () => (await pg.query(admin, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'")).length,
+    async disarm() {
+      await pg.query(db, "UPDATE drill SET armed = false");
+      await setSystem(["ALTER SYSTEM RESET synchronous_commit", "ALTER SYSTEM RESET synchronous_standby_names"]);
+    },
+    async remove() {
+      await pg.query(db, "DROP TABLE drill CASCADE");
+      await pg.query(db, "DROP FUNCTION drill_wait() CASCADE");
+    },
+  };
+}
+
+test("a claim committed but never answered (its connection cut during COMMIT) is released and delivered once", async () => {
+  const live = async () => (await pg.query<{ id: string }>(db, "SELECT id FROM messages")).map((r) => r.id);
+  const deliveries = (i: number) => rx.received.filter((r) => r.path === `/unanswered/${i}`).length;
+  await waitUntil(async () => (await allReady()) && (await live()).length === 0, { timeoutMs: 15_000, what: "both nodes ready and idle" });
+  const drill = await unansweredClaims("/unanswered/");
+  const answers: Array<Promise<number>> = [];
+  try {
+    // One message at a time until a claim's commit waits: the first, unless the new settings were
+    // still on their way (that message is then delivered as usual).
+    await waitUntil(async () => {
+      if ((await drill.waiting()) > 0) return true;
+      const i = answers.length;
+      if (i === 0 || deliveries(i - 1) > 0) {
+        const headers = { authorization: `Bearer ${TOKEN}` };
+        answers.push(fetch(`${nodes[i % 2]!.url}/v2/publish/${rx.url}/unanswered/${i}`, { method: "POST", body: `u${i}`, headers }).then((r) => r.status));
+      }
+      return false;
+    }, { timeoutMs: 15_000, what: "a claim's commit waiting for its answer" });
+    // Cut while it waits: the commit stands, its node is told it failed.
+    expect(await pg.terminateConnections(db)).toBeGreaterThan(0);
+  } finally {
+    await drill.disarm();
+  }
+  const unanswered = answers.length - 1;
+  // Stored whatever its publish was answered (the claim was in its publish's commit, or in a later one).
+  await waitUntil(() => deliveries(unanswered) > 0, { timeoutMs: 30_000, what: "the unanswered claim's message delivered" }).catch(() => {});
+  expect(deliveries(unanswered)).toBe(1);
+  await waitUntil(async () => (await live()).length === 0, { timeoutMs: 30_000, what: "no live message left" }).catch(() => {});
+  expect(await pg.query(db, "SELECT id, state, claimed_by FROM messages")).toEqual([]);
+  expect(await Promise.all(nodes.map(inFlightOn))).toEqual([0, 0]);
+  // Every message of the drill delivered exactly once, none attempted twice at once.
+  expect(Array.from({ length: answers.length }, (_, i) => deliveries(i))).toEqual(answers.map(() => 1));
+  expect([...overlapping]).toEqual([]);
+  expect(await registered()).toBe("2");
+  for (const n of nodes) expect(n.output()).not.toContain("presumed dead");
+  await Promise.all(answers);
+  await drill.remove();
+}, 60_000);

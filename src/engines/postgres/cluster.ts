@@ -77,7 +77,7 @@ export class Cluster implements BackgroundService {
     return this.leading;
   }
 
-  /** Nodes whose heartbeat is current (this one included), as of the last beat. */
+  /** Nodes whose heartbeat is current (this one included), as of the last beat; every registered one while this node may not judge. */
   get nodes(): number {
     return this.liveNodes;
   }
@@ -174,8 +174,10 @@ export class Cluster implements BackgroundService {
       RETURNING node_id`;
     this.leading = leader?.node_id === nodeId;
     if (this.leading && judging) await this.lead(timeout);
-    const [live] = await this.sql`SELECT count(*) AS n FROM cluster_nodes WHERE heartbeat_at >= now() - ${timeout}::interval`;
-    this.liveNodes = Math.max(1, num(live.n));
+    // Counting a late node out is a judgement too: until then every registered node counts.
+    const [live] = await this.sql`
+      SELECT count(*) FILTER (WHERE heartbeat_at >= now() - ${timeout}::interval) AS fresh, count(*) AS registered FROM cluster_nodes`;
+    this.liveNodes = Math.max(1, num(judging ? live.fresh : live.registered));
     await this.balance(started, timeout, judging);
     this.lastBeat = started;
     if (this.leading && performance.now() - this.lastMaintenance >= this.o.maintenanceMs) {

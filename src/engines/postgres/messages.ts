@@ -289,6 +289,9 @@ export class PgMessageStore implements MessageStorage, TickPart {
         ON m.id = c.id AND m.attempt = c.attempt
       WHERE m.claimed_by = ${this.node} FOR UPDATE OF m`;
     for (const r of rows) this.heldClaims.add(r.id as string);
+    // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
+    // outcome is not recorded again, and its partition is no longer busy here.
+    for (const id of known) if (!this.heldClaims.has(id)) this.forgetAttempt(id);
   }
 
   /**
