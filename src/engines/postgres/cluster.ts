@@ -38,9 +38,8 @@ export interface ClusterOptions {
  * Silence the database caused is not a node's death: when PostgreSQL is down or unreachable, every
  * heartbeat stops at once, and the first node back would find all the others "late". So a node
  * judges the others (presumes them dead, takes over their expired partitions) only once its own
- * heartbeats have gone through one after the other, without a failure or a gap of more than half
- * the node timeout, for longer than the node timeout: a node late by then was silent while the
- * database answered. A node that finds itself presumed dead anyway (its row is gone) registers
+ * heartbeats have gone through one after the other, without a failure or a long gap (`maxGap`),
+ * for longer than the node timeout: a node late by then was silent while the database answered. A node that finds itself presumed dead anyway (its row is gone) registers
  * again, under its own number when it is free.
  */
 export class Cluster implements BackgroundService {
@@ -54,6 +53,12 @@ export class Cluster implements BackgroundService {
   private connectedSince: number | null = null;
   /** When this node's heartbeat was last written. */
   private lastWritten = 0;
+  /**
+   * The longest pause between two heartbeats of this node that still counts as connected: an
+   * outage this node did not notice (shorter than this) leaves another node's heartbeat at most
+   * this plus one interval old, and so within the timeout.
+   */
+  private readonly maxGap: number;
   private lastMaintenance = 0;
   private beating: Promise<void> | null = null;
   private stopped = false;
@@ -61,7 +66,9 @@ export class Cluster implements BackgroundService {
   constructor(
     private readonly sql: SQL,
     private readonly o: ClusterOptions,
-  ) {}
+  ) {
+    this.maxGap = Math.max(2 * o.heartbeatMs, o.nodeTimeoutMs - 2 * o.heartbeatMs);
+  }
 
   get nodeId(): string {
     return this.o.nodeId;
@@ -77,7 +84,10 @@ export class Cluster implements BackgroundService {
     return this.leading;
   }
 
-  /** Nodes whose heartbeat is current (this one included), as of the last beat; every registered one while this node may not judge. */
+  /**
+   * Nodes whose heartbeat is current (this one included), as of the last beat; every registered
+   * one while this node may not judge.
+   */
   get nodes(): number {
     return this.liveNodes;
   }
@@ -155,15 +165,19 @@ export class Cluster implements BackgroundService {
     const started = performance.now();
     const { nodeId, nodeTimeoutMs } = this.o;
     const timeout = `${nodeTimeoutMs} milliseconds`;
-    const [me] = await this.sql`UPDATE cluster_nodes SET heartbeat_at = now() WHERE node_id = ${nodeId} RETURNING node_id`;
+    const [me] = await this.sql`
+      UPDATE cluster_nodes SET heartbeat_at = now() WHERE node_id = ${nodeId} RETURNING node_id`;
     if (!me) {
       // Presumed dead by the leader: what this node held went back to the others (its late
       // outcomes no longer match and are ignored). It takes part again from here.
-      this.o.log.warn("this node was presumed dead (its heartbeat was late); it registers again", { node: nodeId, number: this.number });
+      this.o.log.warn("this node was presumed dead (its heartbeat was late); it registers again", {
+        node: nodeId,
+        number: this.number,
+      });
       await this.register(this.number);
     }
     const written = performance.now();
-    if (this.connectedSince === null || written - this.lastWritten > nodeTimeoutMs / 2) this.connectedSince = written;
+    if (this.connectedSince === null || written - this.lastWritten > this.maxGap) this.connectedSince = written;
     this.lastWritten = written;
     // Long enough through without a break that a late heartbeat is the other node's silence.
     const judging = written - this.connectedSince > nodeTimeoutMs;
@@ -176,7 +190,8 @@ export class Cluster implements BackgroundService {
     if (this.leading && judging) await this.lead(timeout);
     // Counting a late node out is a judgement too: until then every registered node counts.
     const [live] = await this.sql`
-      SELECT count(*) FILTER (WHERE heartbeat_at >= now() - ${timeout}::interval) AS fresh, count(*) AS registered FROM cluster_nodes`;
+      SELECT count(*) FILTER (WHERE heartbeat_at >= now() - ${timeout}::interval) AS fresh, count(*) AS registered
+      FROM cluster_nodes`;
     this.liveNodes = Math.max(1, num(judging ? live.fresh : live.registered));
     await this.balance(started, timeout, judging);
     this.lastBeat = started;

@@ -300,12 +300,14 @@ export class PgMessageStore implements MessageStorage, TickPart {
    * attempted and its outcome recorded, or released.
    */
   private async releaseForgotten(tx: Tx): Promise<void> {
-    const held = [...this.attempts];
+    const ids = [...this.attempts.keys()];
+    const numbers = [...this.attempts.values()];
     const nowMs = this.now();
     const rows = await tx`
-      UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+      UPDATE messages
+      SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
       WHERE claimed_by = ${this.node} AND state = 'ACTIVE'
-        AND (id, attempt) NOT IN (SELECT * FROM unnest(${held.map(([id]) => id)}::text[], ${held.map(([, n]) => n)}::int[]))
+        AND (id, attempt) NOT IN (SELECT * FROM unnest(${ids}::text[], ${numbers}::int[]))
       RETURNING id`;
     this.reconcile = "running";
     if (rows.length > 0) {
@@ -406,7 +408,8 @@ export class PgMessageStore implements MessageStorage, TickPart {
       }
       if (this.reconcile === "running") this.reconcile = "none";
     } else {
-      // Claims of a tick that was rolled back are not this node's; if it committed after all, the next tick releases them.
+      // Claims of a tick that was rolled back are not this node's; if it committed after all (the
+      // connection broke during COMMIT), the next tick releases them.
       for (const id of this.tickClaims) this.forgetAttempt(id);
       for (const c of this.taken) if (c.op === "insert" && c.claimed) this.forgetAttempt(c.m.id);
       this.reconcile = "needed";
