@@ -39,8 +39,9 @@ export interface ClusterOptions {
  * heartbeat stops at once, and the first node back would find all the others "late". So a node
  * judges the others (presumes them dead, takes over their expired partitions) only once its own
  * heartbeats have gone through one after the other, without a failure or a long gap (`maxGap`),
- * for longer than the node timeout: a node late by then was silent while the database answered. A node that finds itself presumed dead anyway (its row is gone) registers
- * again, under its own number when it is free.
+ * for longer than the node timeout: a node late by then was silent while the database answered.
+ * A node that finds itself presumed dead anyway (its row is gone) registers again, under its own
+ * number when it is free.
  */
 export class Cluster implements BackgroundService {
   readonly name = "cluster membership";
@@ -62,6 +63,7 @@ export class Cluster implements BackgroundService {
   private lastMaintenance = 0;
   private beating: Promise<void> | null = null;
   private stopped = false;
+  /** Partitions taken over since the last beat: their held messages must be released. */
 
   constructor(
     private readonly sql: SQL,
