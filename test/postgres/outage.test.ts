@@ -38,9 +38,9 @@ beforeAll(async () => {
   db = await pg.createDatabase();
   rx = await startReceiver(async (req) => {
     const id = req.headers.get("svc-message-id")!;
-    const now = (open.get(id) ?? 0) + 1;
-    if (now > 1) overlapping.add(id);
-    open.set(id, now);
+    const atOnce = (open.get(id) ?? 0) + 1;
+    if (atOnce > 1) overlapping.add(id);
+    open.set(id, atOnce);
     attempts.set(id, (attempts.get(id) ?? 0) + 1);
     await Bun.sleep(HOLD_MS);
     open.set(id, open.get(id)! - 1);
