@@ -105,15 +105,23 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
     .delete(
       "/v2/workflows/runs/:runId",
       async ({ account, params, query, request }) => {
-        await deps.runs.end(account.id, params.runId, query.cancel === "true", await request.text());
+        // Without `cancel` the run is cancelled, as the hosted API does: only the SDK's own end of a
+        // run (`cancel=false`, with its result) finishes it.
+        await deps.runs.end(account.id, params.runId, query.cancel !== "false", await request.text());
         return {};
       },
       {
         params: RunIdParams,
-        query: t.Object({ cancel: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])) }),
+        query: t.Object({
+          cancel: t.Optional(
+            t.Union([t.Literal("true"), t.Literal("false")], {
+              description: "false: the run finished (the body is its result); true or absent: the run is cancelled",
+            }),
+          ),
+        }),
         parse: "none",
         detail: apiDoc({
-          summary: "End a workflow run: finished (body = its result) or cancelled",
+          summary: "Cancel a workflow run, or (cancel=false, the SDK's end of a run) finish it with its result",
           requestBody: rawBody("with cancel=false: the run's result (the route function's return value as JSON text); empty: none"),
           responses: { 200: jsonContent(EmptyJson, "ended (or had ended already)") },
         }),
