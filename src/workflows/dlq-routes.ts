@@ -7,7 +7,7 @@ import { messagingAuth } from "../http/auth.ts";
 import { DeletedJson } from "../messages/api-schemas.ts";
 import { PUBLISH_SETTINGS } from "../messages/publish-headers.ts";
 import { apiDoc, bulkControls, filterBody, filterQuery, headerParam, jsonContent, pageControls } from "../openapi/doc.ts";
-import { StartedRunJson, WorkflowDlqActedJson, WorkflowDlqMessageJson, WorkflowDlqPageJson } from "./api-schemas.ts";
+import { EmptyJson, StartedRunJson, WorkflowDlqActedJson, WorkflowDlqMessageJson, WorkflowDlqPageJson } from "./api-schemas.ts";
 import type { WorkflowDlq } from "./dlq.ts";
 import { workflowHeaders } from "./protocol.ts";
 
@@ -81,6 +81,20 @@ export function workflowDlqRoutes(ctx: AppContext, dlq: WorkflowDlq, store: DlqS
         responses: { 200: jsonContent(StartedRunJson, "the run whose failure function is called") },
       }),
     })
+    .delete(
+      "/v2/workflows/dlq/callback/:dlqId",
+      async ({ account, params }) => {
+        await dlq.cancelFailureFunction(account, params.dlqId);
+        return {};
+      },
+      {
+        params: DlqIdParams,
+        detail: apiDoc({
+          summary: "Cancel a failed workflow run's failure function call in progress (400 when none is)",
+          responses: { 200: jsonContent(EmptyJson, "cancelled: the entry's failure function state is CALLBACK_CANCELED") },
+        }),
+      },
+    )
     .delete("/v2/workflows/dlq", async ({ account, request }) => dlq.delete(account, await selection(request)), {
       parse: "none",
       detail: apiDoc({

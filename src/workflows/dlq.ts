@@ -14,7 +14,9 @@ import { compact } from "../messages/views.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun } from "./headers.ts";
+import { readMessages } from "../messages/store.ts";
 import type { RunConfig, RunRecord } from "./model.ts";
+import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import { readRuns, type RunStorage } from "./store.ts";
 import type { Read } from "../store/group-commit.ts";
@@ -28,6 +30,8 @@ export interface WorkflowDlqDeps {
   dlq: DlqStorage;
   runs: RunStorage;
   lifecycle: MessageLifecycle;
+  /** Messages of runs: the failure function's call under way is cancelled through them. */
+  messages: Pick<RunMessages, "get" | "cancel">;
   usage: UsageRecorder;
   wake: Wake;
 }
@@ -166,6 +170,28 @@ export class WorkflowDlq {
     }, [readDlqEntries(account.id, [dlqId]), readRuns(account.id, [runId])]);
     this.deps.wake();
     return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
+  }
+
+  /**
+   * Cancels the failure function's call under way (`DELETE /v2/workflows/dlq/callback/{dlqId}`): its
+   * message is cancelled and the entry shows `CALLBACK_CANCELED`. Only a call in progress is: 400 otherwise.
+   */
+  async cancelFailureFunction(account: Account, dlqId: string): Promise<void> {
+    const { commit, clock, dlq, runs, messages } = this.deps;
+    const found = await dlq.read(account.id, dlqId);
+    const runId = found && this.runOf(found);
+    const run = runId !== undefined ? await runs.readRun(account.id, runId) : undefined;
+    if (!run) throw notFound(`workflow DLQ message ${dlqId} not found`);
+    const messageId = run.failureFunction?.dlqId === dlqId ? run.failureFunction.messageId : "";
+    await commit.run(() => {
+      const now = clock.now();
+      const fresh = runs.getRun(account.id, run.runId);
+      const failure = fresh?.failureFunction?.dlqId === dlqId ? fresh.failureFunction : undefined;
+      if (!dlq.get(account.id, dlqId) || !fresh) throw notFound(`workflow DLQ message ${dlqId} not found`);
+      const m = failure?.state === "CALLBACK_INPROGRESS" ? messages.get(account.id, failure.messageId) : undefined;
+      if (!m || !messages.cancel(m, now))
+        throw badRequest(`workflow run ${run.runId} has no failure function call in progress (${failure?.state ?? "none"})`);
+    }, [readDlqEntries(account.id, [dlqId]), readRuns(account.id, [run.runId]), readMessages(messageId ? [messageId] : [])]);
   }
 
   /** Deletes the selected entries of failed runs. */

@@ -133,4 +133,10 @@ const parameter = (path: string, method: string, where: string, name: string) =>
 
 test("the document describes what the workflow routes read beside their filters", () => {
   expect(parameter("/v2/workflows/runs/{runId}", "delete", "query", "cancel").description).toContain("absent: the run is cancelled");
+  for (const path of ["/v2/workflows/logs", "/v2/workflows/events"]) {
+    expect(parameter(path, "get", "query", "workflowRuns").description).toContain("runId@workflowCreatedAt");
+    expect(parameter(path, "get", "query", "trimBody").schema).toEqual({ type: "integer", minimum: 0 });
+    expect(parameter(path, "get", "query", "state").description).toContain("STEP_RETRY");
+  }
+  expect(doc.paths["/v2/workflows/dlq/callback/{dlqId}"].delete.summary).toContain("Cancel");
 });
