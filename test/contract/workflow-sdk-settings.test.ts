@@ -2,7 +2,8 @@
  * What the hosted API does with a run beyond the SDK's own calls, with the official workflow SDK
  * serving the endpoint: `DELETE /v2/workflows/runs/{id}` cancels the run; the logs select runs by
  * `workflowRuns` and by their steps' states and trim bodies (`trimBody`); a failure function's call
- * in progress is cancelled. Routes the SDK's client does not call are asked with plain HTTP.
+ * in progress is cancelled; a run started by `POST /v2/trigger` keeps the trigger's settings once the
+ * endpoint's SDK takes it over. Routes the SDK's client does not call are asked with plain HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { WorkflowRunLog } from "@upstash/workflow";
@@ -148,4 +149,84 @@ describe("the failure function's call", () => {
     expect(((await again.json()) as { error: string }).error).toContain("CALLBACK_CANCELED");
     expect((await w.svc.api("/v2/workflows/dlq/callback/dlq_unknown", { method: "DELETE" })).status).toBe(404);
   });
+});
+
+describe("a run started without the SDK keeps its trigger's settings after the SDK takes it over", () => {
+  /** A workflow whose second step fails; every delivery's headers are kept. */
+  function failingWorkflow(path: string) {
+    const deliveries: Headers[] = [];
+    const url = w.serve(path, async (context) => {
+      await context.run("first", () => 1);
+      await context.run("second", () => {
+        throw new Error("second breaks");
+      });
+    });
+    const served = w.routeHandler(path)!;
+    w.route(path, (request) => {
+      deliveries.push(new Headers(request.headers));
+      return served(request);
+    });
+    return { url, deliveries };
+  }
+
+  for (const how of ["POST /v2/trigger/{url}", "POST /v2/batch/trigger"] as const) {
+    test(`${how}: retries, retry delay, label, flow control and failure callback apply to every step`, async () => {
+      const failures: string[] = [];
+      const failureUrl = w.route(`/failure/${how.length}`, async (request) => {
+        failures.push(await request.text());
+        return new Response("noted");
+      });
+      const { url, deliveries } = failingWorkflow(`/wf/rest-settings-${how.length}`);
+      const settings = {
+        "Upstash-Retries": "1",
+        "Upstash-Retry-Delay": "5000",
+        "Upstash-Label": `rest-${how.length}`,
+        "Upstash-Flow-Control-Key": `rest-key-${how.length}`,
+        "Upstash-Flow-Control-Value": "parallelism=2",
+        "Upstash-Failure-Callback": failureUrl,
+        "Upstash-Forward-X-Tenant": "acme",
+        "Content-Type": "text/plain",
+      };
+      const res =
+        how === "POST /v2/trigger/{url}"
+          ? await w.svc.api(`/v2/trigger/${url}`, { method: "POST", body: "payload", headers: settings })
+          : await w.svc.api("/v2/batch/trigger", {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify([{ destination: url, body: "payload", headers: settings }]),
+            });
+      expect(res.status).toBe(200);
+      const answer = (await res.json()) as { workflowRunId: string } | Array<{ workflowRunId: string }>;
+      const workflowRunId = Array.isArray(answer) ? answer[0]!.workflowRunId : answer.workflowRunId;
+      await w.flush();
+      // The failing step's one retry comes after its own delay (5 s), not the default backoff.
+      expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_STARTED");
+      await w.advance(4_999);
+      expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_STARTED");
+      await w.advance(1);
+      const run = (await w.run(workflowRunId))!;
+      expect(run).toMatchObject({ workflowState: "RUN_FAILED", label: `rest-${how.length}`, flowControlKey: `rest-key-${how.length}` });
+      expect(failures).toHaveLength(1);
+      expect(run.failureFunction?.state).toBe("CALLBACK_SUCCESS");
+      const failed = run.steps.find((g) => g.type === "next")!.steps[0] as { retries: number; retryDelay?: string; errors?: unknown[] };
+      expect({ retries: failed.retries, retryDelay: failed.retryDelay, attempts: failed.errors?.length }).toEqual({ retries: 1, retryDelay: "5000", attempts: 2 });
+
+      // Every delivery carries the user's header once, and only its own delivery headers.
+      expect(deliveries.length).toBeGreaterThanOrEqual(4);
+      for (const headers of deliveries) {
+        expect(headers.get("x-tenant")).toBe("acme");
+        expect(headers.get("upstash-message-id")).not.toContain(",");
+        expect(headers.get("upstash-signature")).not.toContain(",");
+        expect(headers.get("content-length")).not.toContain(",");
+      }
+      // The run's steps do not keep the delivery's own headers.
+      for (const group of run.steps)
+        for (const step of group.steps) {
+          const names = Object.keys((step as { headers?: Record<string, string[]> }).headers ?? {}).map((n) => n.toLowerCase());
+          expect(names.filter((n) => ["upstash-signature", "host", "content-length", "upstash-message-id"].includes(n))).toEqual([]);
+        }
+      const { messages } = await w.client.dlq.list({ filter: { workflowRunId } });
+      expect(messages[0]).toMatchObject({ label: `rest-${how.length}`, maxRetries: 1 });
+    });
+  }
 });
