@@ -9,13 +9,13 @@ import { readDlqEntries, readDlqFilter, type DlqStorage } from "../dlq/store.ts"
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
 import { compact } from "../messages/views.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun } from "./headers.ts";
 import { readMessages } from "../messages/store.ts";
-import type { RunConfig, RunRecord } from "./model.ts";
+import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides.ts";
+import type { RunRecord } from "./model.ts";
 import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import { readRuns, type RunStorage } from "./store.ts";
@@ -47,8 +47,8 @@ type Action = "resume" | "restart";
 /**
  * The DLQ of workflow runs: a failed run's entry can resume it (a new run with the steps that had
  * succeeded, delivering the failed step again), restart it (a new run from the initial payload),
- * call its failure function again, or be deleted. A request may override the retries and the
- * flow control of the new run, and name its id (`<Prefix>-Workflow-RunId`).
+ * call its failure function again, or be deleted. A request may override the new run's settings
+ * (dlq-overrides.ts) and name its id (`<Prefix>-Workflow-RunId`).
  */
 export class WorkflowDlq {
   constructor(private readonly deps: WorkflowDlqDeps) {}
@@ -101,13 +101,10 @@ export class WorkflowDlq {
     if (!deleted) throw notFound(`workflow DLQ message ${dlqId} not found`);
   }
 
-  /**
-   * Resumes or restarts the runs of the selected entries; the entries leave the DLQ. The entries are
-   * found first; the write acts on those still there.
-   */
+  /** Resumes or restarts the runs of the selected entries (found first; the write acts on those still there); they leave the DLQ. */
   async act(action: Action, account: Account, selection: BulkSelection, headers: Headers): Promise<{ workflowRuns: StartedRun[]; cursor?: string }> {
     const { commit, clock, dlq } = this.deps;
-    const overrides = this.overrides(account, headers, clock.now());
+    const overrides = readOverrides(this.deps.dialect, this.deps.names.runId, account, headers, clock.now());
     const found = await dlq.readOldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1);
     const { page, cursor } = takePage(found, selection.count, (e) => e.seq);
     const dlqIds = page.map((e) => e.dlqId);
@@ -220,7 +217,7 @@ export class WorkflowDlq {
       if (failedEntry && e.position >= failedEntry.position) break;
       this.deps.runs.appendStep({ ...e, runId: run.runId });
     }
-    const m = this.freshMessage(failed, run, nowMs);
+    const m = this.freshMessage(failed, run, overrides, nowMs);
     this.deps.runs.appendStep({
       accountId: run.accountId,
       runId: run.runId,
@@ -245,7 +242,8 @@ export class WorkflowDlq {
     const initial = this.deps.runs.firstStep(old.accountId, old.runId);
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
     const run = this.newRun(old, overrides, nowMs);
-    const m = this.freshMessage({ ...entry.message, kind: "message", url: old.url, method: "POST", headers: old.config.headers, body: initial.body }, run, nowMs);
+    const restarted = { ...entry.message, kind: "message" as const, url: old.url, method: "POST", headers: old.config.headers, body: initial.body };
+    const m = this.freshMessage(restarted, run, overrides, nowMs);
     this.deps.runs.appendStep({ ...initial, runId: run.runId, messageId: m.id, createdAt: nowMs, retries: m.maxRetries, state: "PENDING" });
     joinRun(this.deps.names, run, m, "step", true);
     this.deps.lifecycle.accept(m, nowMs);
@@ -260,18 +258,14 @@ export class WorkflowDlq {
   }
 
   private newRun(old: RunRecord, overrides: Overrides, nowMs: number): RunRecord {
-    const config: RunConfig = {
-      ...old.config,
-      retries: overrides.retries ?? old.config.retries,
-      flow: overrides.flow ?? old.config.flow,
-    };
+    const { config, labels } = overriddenConfig(old, overrides);
     const run: RunRecord = {
       accountId: old.accountId,
       runId: overrides.runId ?? `wfr_${randomBase58(21)}`,
       url: old.url,
       createdAt: nowMs,
       state: "RUN_STARTED",
-      labels: old.labels,
+      labels,
       callerIp: old.callerIp,
       config,
     };
@@ -282,15 +276,17 @@ export class WorkflowDlq {
     return run;
   }
 
-  /** The failed message again, as a new message of the new run, with the run's settings. */
-  private freshMessage(failed: MessageRecord, run: RunRecord, nowMs: number): MessageRecord {
+  /** The failed message again, as a new message of the new run, with the run's settings (due when the request delays it). */
+  private freshMessage(failed: MessageRecord, run: RunRecord, overrides: Overrides, nowMs: number): MessageRecord {
     this.deps.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
+    const dueAt = Math.max(nowMs, overrides.dueAt ?? nowMs);
     return {
       ...failed,
       id: newMessageId(),
       state: "CREATED",
-      dispatchAt: nowMs,
-      notBefore: nowMs,
+      dispatchAt: dueAt,
+      notBefore: dueAt,
+      labels: run.labels,
       createdAt: nowMs,
       retried: 0,
       maxRetries: run.config.retries,
@@ -299,20 +295,4 @@ export class WorkflowDlq {
       failureCallback: run.config.failureCallback,
     };
   }
-
-  private overrides(account: Account, headers: Headers, nowMs: number): Overrides {
-    const src = new ConfigSource(this.deps.dialect, headers, new URLSearchParams());
-    const given = parsePublishOptions(src, account.limits, nowMs);
-    return {
-      retries: src.get("Retries") !== undefined ? given.retries : undefined,
-      flow: given.flow,
-      runId: headers.get(this.deps.names.runId) ?? undefined,
-    };
-  }
-}
-
-interface Overrides {
-  retries?: number;
-  flow?: RunConfig["flow"];
-  runId?: string;
 }

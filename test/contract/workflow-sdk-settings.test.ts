@@ -3,7 +3,8 @@
  * serving the endpoint: `DELETE /v2/workflows/runs/{id}` cancels the run; the logs select runs by
  * `workflowRuns` and by their steps' states and trim bodies (`trimBody`); a failure function's call
  * in progress is cancelled; a run started by `POST /v2/trigger` keeps the trigger's settings once the
- * endpoint's SDK takes it over. Routes the SDK's client does not call are asked with plain HTTP.
+ * endpoint's SDK takes it over; a DLQ resume or restart overrides the failed run's settings. Routes
+ * and options the SDK's client does not have are asked with plain HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { WorkflowRunLog } from "@upstash/workflow";
@@ -229,4 +230,89 @@ describe("a run started without the SDK keeps its trigger's settings after the S
       expect(messages[0]).toMatchObject({ label: `rest-${how.length}`, maxRetries: 1 });
     });
   }
+});
+
+describe("DLQ resume and restart override the failed run's settings", () => {
+  /** A run that failed into the DLQ (its second step always throws), its failure URL's calls counted. */
+  async function failedRun(path: string) {
+    const calls = { original: 0, deliveries: 0 };
+    const failureUrl = w.route(`${path}/failure`, () => {
+      calls.original++;
+      return new Response("noted");
+    });
+    const url = w.serve(path, async (context) => {
+      await context.run("first", () => 1);
+      await context.run("second", () => {
+        throw new Error("second breaks");
+      });
+    });
+    const served = w.routeHandler(path)!;
+    w.route(path, (request) => {
+      calls.deliveries++;
+      return served(request);
+    });
+    const { workflowRunId } = await w.client.trigger({ url, failureUrl, retries: 0, label: "original" });
+    await w.flush();
+    const { messages } = await w.client.dlq.list({ filter: { workflowRunId } });
+    expect(messages).toHaveLength(1);
+    expect(calls.original).toBe(1);
+    return { dlqId: messages[0]!.dlqId, calls };
+  }
+
+  for (const action of ["resume", "restart"] as const) {
+    test(`client.dlq.${action} with retries and flow control: the new run has them`, async () => {
+      const { dlqId } = await failedRun(`/wf/sdk-${action}`);
+      const started = await w.client.dlq[action]({ dlqId, retries: 2, flowControl: { key: `sdk-${action}`, parallelism: 1 } });
+      await w.flush();
+      const run = (await w.run(started.workflowRunId))!;
+      expect(run).toMatchObject({ workflowState: "RUN_STARTED", flowControlKey: `sdk-${action}`, label: "original" });
+      const retrying = run.steps.find((g) => g.type === "next")!.steps[0] as { retries: number; state: string };
+      expect(retrying).toMatchObject({ retries: 2, state: "STEP_RETRY" });
+      await w.client.cancel({ ids: [started.workflowRunId] });
+    });
+
+    test(`${action} with delay, retry delay, label and failure callback headers: the new run has them`, async () => {
+      const { dlqId, calls } = await failedRun(`/wf/http-${action}`);
+      let replaced = 0;
+      const newFailureUrl = w.route(`/failure/replaced-${action}`, () => {
+        replaced++;
+        return new Response("noted");
+      });
+      const res = await w.svc.api(`/v2/workflows/dlq/${action}/${dlqId}`, {
+        method: "POST",
+        headers: {
+          "Upstash-Delay": "30s",
+          "Upstash-Retries": "1",
+          "Upstash-Retry-Delay": "2000",
+          "Upstash-Label": `again-${action}`,
+          "Upstash-Failure-Callback": newFailureUrl,
+        },
+      });
+      expect(res.status).toBe(200);
+      const { workflowRunId } = (await res.json()) as { workflowRunId: string };
+      const before = calls.deliveries;
+      await w.flush();
+      await w.advance(29_999);
+      expect(calls.deliveries).toBe(before);
+      await w.advance(1);
+      expect(calls.deliveries).toBeGreaterThan(before);
+      // The failing step's one retry comes 2 s after its failure.
+      expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_STARTED");
+      await w.advance(1_999);
+      expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_STARTED");
+      await w.advance(1);
+      const run = (await w.run(workflowRunId))!;
+      expect(run).toMatchObject({ workflowState: "RUN_FAILED", label: `again-${action}` });
+      expect({ replaced, original: calls.original }).toEqual({ replaced: 1, original: 1 });
+      const { messages } = await w.client.dlq.list({ filter: { label: `again-${action}` } });
+      expect(messages.map((m) => m.workflowRunId)).toEqual([workflowRunId]);
+    });
+  }
+
+  test("a bad override is refused with 400 and starts nothing", async () => {
+    const { dlqId } = await failedRun("/wf/bad-override");
+    const res = await w.svc.api(`/v2/workflows/dlq/resume/${dlqId}`, { method: "POST", headers: { "Upstash-Delay": "soon" } });
+    expect(res.status).toBe(400);
+    expect((await w.client.dlq.list({ filter: { label: "original" } })).messages.map((m) => m.dlqId)).toContain(dlqId);
+  });
 });

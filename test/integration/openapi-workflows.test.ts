@@ -139,4 +139,7 @@ test("the document describes what the workflow routes read beside their filters"
     expect(parameter(path, "get", "query", "state").description).toContain("STEP_RETRY");
   }
   expect(doc.paths["/v2/workflows/dlq/callback/{dlqId}"].delete.summary).toContain("Cancel");
+  const overrides = ["Retries", "Delay", "Retry-Delay", "Flow-Control-Key", "Flow-Control-Value", "Label", "Failure-Callback"];
+  for (const path of ["/v2/workflows/dlq/resume", "/v2/workflows/dlq/restart", "/v2/workflows/dlq/resume/{dlqId}", "/v2/workflows/dlq/restart/{dlqId}"])
+    for (const suffix of overrides) expect(parameter(path, "post", "header", `Svc-${suffix}`)?.description).toContain("default: the failed run's");
 });
