@@ -40,6 +40,7 @@ const WORKFLOWS = [
   "contract/workflow-sdk-hosted",
   "contract/workflow-sdk-lazy",
   "contract/workflow-sdk-logs",
+  "contract/workflow-sdk-settings",
   "contract/workflow-sdk-triggers",
   "contract/workflow-sdk-webhook",
   "contract/workflow-stats",

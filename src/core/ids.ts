@@ -49,13 +49,14 @@ export class DlqIdSequence {
    * `node` of `nodes`: processes sharing one database each number their ids within a millisecond
    * as node, node + nodes, node + 2 × nodes, ...: two processes never make the same id.
    */
-  constructor(private readonly node = 0, private readonly nodes = 1) {}
+  constructor(private readonly node: number | (() => number) = 0, private readonly nodes = 1) {}
   next(nowMs: number): string {
+    const node = typeof this.node === "number" ? this.node : this.node();
     if (nowMs === this.lastMs) this.seq++;
     else {
       this.lastMs = nowMs;
       this.seq = 0;
     }
-    return `${nowMs}-${this.seq * this.nodes + this.node}`;
+    return `${nowMs}-${this.seq * this.nodes + node}`;
   }
 }

@@ -31,6 +31,9 @@ export function queryOf(args: Record<string, unknown>): URLSearchParams {
   return query;
 }
 
+/** The query as a request to a parser that reads one (the workflow logs' query reader). */
+export const asRequest = (query: URLSearchParams) => new Request(`http://mcp.invalid/?${query}`);
+
 const text = (description: string) => z.string().min(1).optional().describe(description);
 const unixMs = (description: string) => z.number().int().nonnegative().optional().describe(description);
 

@@ -6,11 +6,11 @@ import { parseCursor } from "../http/query.ts";
 import { EVENT_STATES } from "../logs/model.ts";
 import { listLogEntries } from "../logs/routes.ts";
 import { compact, messageView } from "../messages/views.ts";
-import { RUN_STATES } from "../workflows/model.ts";
-import { runFilter } from "../workflows/routes.ts";
+import { RUN_STATES, STEP_STATES } from "../workflows/model.ts";
+import { logsQuery } from "../workflows/log-query.ts";
 import { z } from "zod";
 import type { McpDeps } from "./deps.ts";
-import { messageFilters, pageSize, queryOf, tool, type Tool } from "./tool.ts";
+import { asRequest, messageFilters, pageSize, queryOf, tool, type Tool } from "./tool.ts";
 
 const logState = z.string().optional().describe(`states, comma separated: ${EVENT_STATES.join(", ")} or IN_PROGRESS`);
 
@@ -74,7 +74,10 @@ export function readTools(deps: McpDeps): Tool[] {
       input: {
         workflowRunId: z.string().optional().describe("run ids, comma separated"),
         workflowUrl: z.string().optional().describe("workflow URLs"),
-        state: z.string().optional().describe(`run states, comma separated: ${RUN_STATES.join(", ")}`),
+        state: z
+          .string()
+          .optional()
+          .describe(`run states, or step states (runs with such a step), comma separated: ${[...RUN_STATES, ...STEP_STATES].join(", ")}`),
         fromDate: messageFilters.fromDate,
         toDate: messageFilters.toDate,
         cursor: messageFilters.cursor,
@@ -82,8 +85,8 @@ export function readTools(deps: McpDeps): Tool[] {
       },
       readOnly: true,
       run: async (account, { cursor, count, ...filters }) => {
-        const filter = runFilter(queryOf(filters), WORKFLOW_LOG_FILTERS, false, []);
-        return compact(await deps.runs.logs(account.id, filter, parseCursor(cursor), count ?? 100));
+        const query = logsQuery(asRequest(queryOf(filters)), WORKFLOW_LOG_FILTERS);
+        return compact(await deps.runs.logs(account.id, query, parseCursor(cursor), count ?? 100));
       },
     }),
     tool({
@@ -92,8 +95,8 @@ export function readTools(deps: McpDeps): Tool[] {
       input: { workflowRunId: z.string().min(1) },
       readOnly: true,
       run: async (account, { workflowRunId }) => {
-        const filter = runFilter(queryOf({ workflowRunId }), WORKFLOW_LOG_FILTERS, false, []);
-        const [run] = (await deps.runs.logs(account.id, filter, null, 1)).runs;
+        const query = logsQuery(asRequest(queryOf({ workflowRunId })), WORKFLOW_LOG_FILTERS);
+        const [run] = (await deps.runs.logs(account.id, query, null, 1)).runs;
         if (!run) throw notFound(`workflow run ${workflowRunId} not found`);
         return run;
       },

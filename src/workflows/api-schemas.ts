@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { DlqMessageJson, HeaderMapJson } from "../messages/api-schemas.ts";
 import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
-import { RUN_STATES } from "./model.ts";
+import { RUN_STATES, STEP_STATES } from "./model.ts";
 
 /**
  * The answers of the workflow routes, as the OpenAPI document shows them (run-log.ts, raw-steps.ts,
@@ -27,7 +27,7 @@ const StepErrorJson = Type.Object({
  * a wait, an invoked run) or, in the `next` group, a message not yet delivered.
  */
 const StepLogJson = Type.Object({
-  state: oneOf(["STEP_SUCCESS", "STEP_PROGRESS", "STEP_RETRY", "STEP_FAILED", "STEP_CANCELED"]),
+  state: oneOf(STEP_STATES),
   stepId: Opt(Type.Number()),
   stepName: Opt(Type.String()),
   stepType: Opt(Type.String({ description: "Initial, Run, SleepFor, SleepUntil, Call, Wait, Invoke, ..." })),

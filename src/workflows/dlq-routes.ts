@@ -5,17 +5,15 @@ import type { DlqStorage } from "../dlq/store.ts";
 import { filterDocs, WORKFLOW_DLQ_FILTERS } from "../filters/filter.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { DeletedJson } from "../messages/api-schemas.ts";
-import { PUBLISH_SETTINGS } from "../messages/publish-headers.ts";
 import { apiDoc, bulkControls, filterBody, filterQuery, headerParam, jsonContent, pageControls } from "../openapi/doc.ts";
-import { StartedRunJson, WorkflowDlqActedJson, WorkflowDlqMessageJson, WorkflowDlqPageJson } from "./api-schemas.ts";
+import { EmptyJson, StartedRunJson, WorkflowDlqActedJson, WorkflowDlqMessageJson, WorkflowDlqPageJson } from "./api-schemas.ts";
 import type { WorkflowDlq } from "./dlq.ts";
+import { OVERRIDE_SETTINGS } from "./dlq-overrides.ts";
 import { workflowHeaders } from "./protocol.ts";
 
 const DlqIdParams = t.Object({ dlqId: t.String({ minLength: 1 }) });
 
 const FILTERS = filterDocs(WORKFLOW_DLQ_FILTERS);
-/** The publish settings a resume or restart reads: they override the failed run's. */
-const OVERRIDES = PUBLISH_SETTINGS.filter((s) => ["Retries", "Flow-Control-Key", "Flow-Control-Value"].includes(s.suffix));
 
 /** `/v2/workflows/dlq/...`: list, read, resume, restart, retry the failure function, delete (by ids or filters). */
 export function workflowDlqRoutes(ctx: AppContext, dlq: WorkflowDlq, store: DlqStorage) {
@@ -23,7 +21,7 @@ export function workflowDlqRoutes(ctx: AppContext, dlq: WorkflowDlq, store: DlqS
   // Headers only: unlike a publish, a resume or restart reads no settings from the query.
   const overrides = [
     headerParam(workflowHeaders(ctx.dialect).runId, "the new run's id (default: a new `wfr_` id); only when acting on one entry"),
-    ...OVERRIDES.map((s) => headerParam(`${ctx.dialect.prefix}-${s.suffix}`, `${s.description}; default: the failed run's`, s.schema)),
+    ...OVERRIDE_SETTINGS.map((s) => headerParam(`${ctx.dialect.prefix}-${s.suffix}`, `${s.description}; default: the failed run's`, s.schema)),
   ];
   const bulkAction = (summary: string) =>
     apiDoc({
@@ -81,6 +79,20 @@ export function workflowDlqRoutes(ctx: AppContext, dlq: WorkflowDlq, store: DlqS
         responses: { 200: jsonContent(StartedRunJson, "the run whose failure function is called") },
       }),
     })
+    .delete(
+      "/v2/workflows/dlq/callback/:dlqId",
+      async ({ account, params }) => {
+        await dlq.cancelFailureFunction(account, params.dlqId);
+        return {};
+      },
+      {
+        params: DlqIdParams,
+        detail: apiDoc({
+          summary: "Cancel a failed workflow run's failure function call in progress (400 when none is)",
+          responses: { 200: jsonContent(EmptyJson, "cancelled: the entry's failure function state is CALLBACK_CANCELED") },
+        }),
+      },
+    )
     .delete("/v2/workflows/dlq", async ({ account, request }) => dlq.delete(account, await selection(request)), {
       parse: "none",
       detail: apiDoc({

@@ -9,12 +9,14 @@ import { readDlqEntries, readDlqFilter, type DlqStorage } from "../dlq/store.ts"
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
 import { compact } from "../messages/views.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun } from "./headers.ts";
-import type { RunConfig, RunRecord } from "./model.ts";
+import { readMessages } from "../messages/store.ts";
+import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides.ts";
+import type { RunRecord } from "./model.ts";
+import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import { readRuns, type RunStorage } from "./store.ts";
 import type { Read } from "../store/group-commit.ts";
@@ -28,6 +30,8 @@ export interface WorkflowDlqDeps {
   dlq: DlqStorage;
   runs: RunStorage;
   lifecycle: MessageLifecycle;
+  /** Messages of runs: the failure function's call under way is cancelled through them. */
+  messages: Pick<RunMessages, "get" | "cancel">;
   usage: UsageRecorder;
   wake: Wake;
 }
@@ -43,8 +47,8 @@ type Action = "resume" | "restart";
 /**
  * The DLQ of workflow runs: a failed run's entry can resume it (a new run with the steps that had
  * succeeded, delivering the failed step again), restart it (a new run from the initial payload),
- * call its failure function again, or be deleted. A request may override the retries and the
- * flow control of the new run, and name its id (`<Prefix>-Workflow-RunId`).
+ * call its failure function again, or be deleted. A request may override the new run's settings
+ * (dlq-overrides.ts) and name its id (`<Prefix>-Workflow-RunId`).
  */
 export class WorkflowDlq {
   constructor(private readonly deps: WorkflowDlqDeps) {}
@@ -97,13 +101,10 @@ export class WorkflowDlq {
     if (!deleted) throw notFound(`workflow DLQ message ${dlqId} not found`);
   }
 
-  /**
-   * Resumes or restarts the runs of the selected entries; the entries leave the DLQ. The entries are
-   * found first; the write acts on those still there.
-   */
+  /** Resumes or restarts the runs of the selected entries (found first; the write acts on those still there); they leave the DLQ. */
   async act(action: Action, account: Account, selection: BulkSelection, headers: Headers): Promise<{ workflowRuns: StartedRun[]; cursor?: string }> {
     const { commit, clock, dlq } = this.deps;
-    const overrides = this.overrides(account, headers, clock.now());
+    const overrides = readOverrides(this.deps.dialect, this.deps.names.runId, account, headers, clock.now());
     const found = await dlq.readOldest(account.id, this.workflowOnly(selection), selection.after, selection.count + 1);
     const { page, cursor } = takePage(found, selection.count, (e) => e.seq);
     const dlqIds = page.map((e) => e.dlqId);
@@ -168,6 +169,28 @@ export class WorkflowDlq {
     return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
   }
 
+  /**
+   * Cancels the failure function's call under way (`DELETE /v2/workflows/dlq/callback/{dlqId}`): its
+   * message is cancelled and the entry shows `CALLBACK_CANCELED`. Only a call in progress is: 400 otherwise.
+   */
+  async cancelFailureFunction(account: Account, dlqId: string): Promise<void> {
+    const { commit, clock, dlq, runs, messages } = this.deps;
+    const found = await dlq.read(account.id, dlqId);
+    const runId = found && this.runOf(found);
+    const run = runId !== undefined ? await runs.readRun(account.id, runId) : undefined;
+    if (!run) throw notFound(`workflow DLQ message ${dlqId} not found`);
+    const messageId = run.failureFunction?.dlqId === dlqId ? run.failureFunction.messageId : "";
+    await commit.run(() => {
+      const now = clock.now();
+      const fresh = runs.getRun(account.id, run.runId);
+      const failure = fresh?.failureFunction?.dlqId === dlqId ? fresh.failureFunction : undefined;
+      if (!dlq.get(account.id, dlqId) || !fresh) throw notFound(`workflow DLQ message ${dlqId} not found`);
+      const m = failure?.state === "CALLBACK_INPROGRESS" ? messages.get(account.id, failure.messageId) : undefined;
+      if (!m || !messages.cancel(m, now))
+        throw badRequest(`workflow run ${run.runId} has no failure function call in progress (${failure?.state ?? "none"})`);
+    }, [readDlqEntries(account.id, [dlqId]), readRuns(account.id, [run.runId]), readMessages(messageId ? [messageId] : [])]);
+  }
+
   /** Deletes the selected entries of failed runs. */
   async delete(account: Account, selection: BulkSelection): Promise<{ deleted: number; cursor?: string }> {
     const { commit, dlq } = this.deps;
@@ -194,7 +217,7 @@ export class WorkflowDlq {
       if (failedEntry && e.position >= failedEntry.position) break;
       this.deps.runs.appendStep({ ...e, runId: run.runId });
     }
-    const m = this.freshMessage(failed, run, nowMs);
+    const m = this.freshMessage(failed, run, overrides, nowMs);
     this.deps.runs.appendStep({
       accountId: run.accountId,
       runId: run.runId,
@@ -219,7 +242,8 @@ export class WorkflowDlq {
     const initial = this.deps.runs.firstStep(old.accountId, old.runId);
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
     const run = this.newRun(old, overrides, nowMs);
-    const m = this.freshMessage({ ...entry.message, kind: "message", url: old.url, method: "POST", headers: old.config.headers, body: initial.body }, run, nowMs);
+    const restarted = { ...entry.message, kind: "message" as const, url: old.url, method: "POST", headers: old.config.headers, body: initial.body };
+    const m = this.freshMessage(restarted, run, overrides, nowMs);
     this.deps.runs.appendStep({ ...initial, runId: run.runId, messageId: m.id, createdAt: nowMs, retries: m.maxRetries, state: "PENDING" });
     joinRun(this.deps.names, run, m, "step", true);
     this.deps.lifecycle.accept(m, nowMs);
@@ -234,18 +258,14 @@ export class WorkflowDlq {
   }
 
   private newRun(old: RunRecord, overrides: Overrides, nowMs: number): RunRecord {
-    const config: RunConfig = {
-      ...old.config,
-      retries: overrides.retries ?? old.config.retries,
-      flow: overrides.flow ?? old.config.flow,
-    };
+    const { config, labels } = overriddenConfig(old, overrides);
     const run: RunRecord = {
       accountId: old.accountId,
       runId: overrides.runId ?? `wfr_${randomBase58(21)}`,
       url: old.url,
       createdAt: nowMs,
       state: "RUN_STARTED",
-      labels: old.labels,
+      labels,
       callerIp: old.callerIp,
       config,
     };
@@ -256,15 +276,17 @@ export class WorkflowDlq {
     return run;
   }
 
-  /** The failed message again, as a new message of the new run, with the run's settings. */
-  private freshMessage(failed: MessageRecord, run: RunRecord, nowMs: number): MessageRecord {
+  /** The failed message again, as a new message of the new run, with the run's settings (due when the request delays it). */
+  private freshMessage(failed: MessageRecord, run: RunRecord, overrides: Overrides, nowMs: number): MessageRecord {
     this.deps.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
+    const dueAt = Math.max(nowMs, overrides.dueAt ?? nowMs);
     return {
       ...failed,
       id: newMessageId(),
       state: "CREATED",
-      dispatchAt: nowMs,
-      notBefore: nowMs,
+      dispatchAt: dueAt,
+      notBefore: dueAt,
+      labels: run.labels,
       createdAt: nowMs,
       retried: 0,
       maxRetries: run.config.retries,
@@ -273,20 +295,4 @@ export class WorkflowDlq {
       failureCallback: run.config.failureCallback,
     };
   }
-
-  private overrides(account: Account, headers: Headers, nowMs: number): Overrides {
-    const src = new ConfigSource(this.deps.dialect, headers, new URLSearchParams());
-    const given = parsePublishOptions(src, account.limits, nowMs);
-    return {
-      retries: src.get("Retries") !== undefined ? given.retries : undefined,
-      flow: given.flow,
-      runId: headers.get(this.deps.names.runId) ?? undefined,
-    };
-  }
-}
-
-interface Overrides {
-  retries?: number;
-  flow?: RunConfig["flow"];
-  runId?: string;
 }

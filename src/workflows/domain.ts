@@ -117,7 +117,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     waits,
   });
   const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
-  const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, usage: engine.usage, wake: engine.wake });
+  const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, messages, usage: engine.usage, wake: engine.wake });
 
   const routes: RoutePlugin[] = [
     workflowRoutes(ctx, { runs: runService, waits: waitService, trigger }),

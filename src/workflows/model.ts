@@ -6,6 +6,10 @@ export type { FailureCallbackState, WorkflowTag } from "../model/message.ts";
 export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
+/** The states of a run's steps in its log (`steps[].steps[].state`). */
+export const STEP_STATES = ["STEP_SUCCESS", "STEP_PROGRESS", "STEP_RETRY", "STEP_FAILED", "STEP_CANCELED"] as const;
+export type StepState = (typeof STEP_STATES)[number];
+
 /**
  * How an entry of a run's step list came to be: `step` is anything the workflow endpoint
  * receives as a step (the trigger's payload, a step result, a plan step, an event), `toCallback`

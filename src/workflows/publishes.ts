@@ -78,17 +78,13 @@ export class WorkflowPublishes {
       return first.messageId;
     }
 
-    const config: RunConfig = {
-      retries: m.maxRetries,
-      retryDelayExpr: m.retryDelayExpr,
-      flow: m.flow,
-      failureCallback: m.failureCallback,
-      headers: m.headers,
-    };
+    const config: RunConfig = adopting
+      ? this.adopt(existing, m)
+      : { retries: m.maxRetries, retryDelayExpr: m.retryDelayExpr, flow: m.flow, failureCallback: m.failureCallback, headers: m.headers };
     const run: RunRecord = {
       ...(existing ?? { accountId, runId: wf.runId, createdAt: nowMs, state: "RUN_STARTED" as const, callerIp: input.callerIp }),
       url: wf.url ?? m.url,
-      labels: m.labels,
+      labels: adopting ? (existing.labels ?? m.labels) : m.labels,
       config,
       invoker: invoker ?? existing?.invoker,
       // Started for a caller without the SDK: the endpoint's SDK triggers it again, with the same id.
@@ -105,6 +101,31 @@ export class WorkflowPublishes {
     }
     this.join(run, m, "step", true);
     return undefined;
+  }
+
+  /**
+   * The endpoint's SDK takes over a run started by `POST /v2/trigger`: its own trigger carries none
+   * of the REST trigger's settings (retries, retry delay, flow control, failure callback), so those
+   * stay the run's, and of the headers it forwards, the ones the delivery to it added (signature,
+   * message id, `Host`, `Content-Length`, ...) do not join the run.
+   */
+  private adopt(existing: RunRecord, m: MessageRecord): RunConfig {
+    const c = existing.config;
+    const original = withoutHeaders(c.headers, [this.names.unknownSdk]);
+    const given = new Set(original.map(([name]) => name.toLowerCase()));
+    const prefix = this.dialect.lowerPrefix;
+    const added = (name: string) => {
+      const lower = name.toLowerCase();
+      if (given.has(lower)) return false;
+      if (lower.startsWith(prefix)) return !lower.startsWith(`${prefix}workflow-`);
+      return DELIVERY_HEADERS.has(lower);
+    };
+    m.headers = mergeHeaders(original, m.headers.filter(([name]) => !added(name)));
+    m.maxRetries = c.retries;
+    m.retryDelayExpr = c.retryDelayExpr;
+    m.flow = c.flow;
+    m.failureCallback = c.failureCallback;
+    return { ...c, headers: m.headers };
   }
 
   /** A step result, plan step or event: inherits what the trigger set unless it sets it itself. */
@@ -168,6 +189,9 @@ export class WorkflowPublishes {
     };
   }
 }
+
+/** What an HTTP client adds to a delivery (besides the dialect's own headers): never a user's header of the run. */
+const DELIVERY_HEADERS = new Set(["host", "content-length", "connection", "accept", "accept-encoding", "user-agent", "transfer-encoding"]);
 
 /** The body of an invoke: the invoked run's payload and who waits for its result. */
 function readInvoke(body: Uint8Array): { payload: Uint8Array; invoker: Invoker } {

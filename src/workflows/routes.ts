@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
-import { filterDocs, parseFilter, WORKFLOW_CANCEL_FILTERS, WORKFLOW_LOG_FILTERS, type FilterKey } from "../filters/filter.ts";
+import { filterDocs, WORKFLOW_CANCEL_FILTERS, WORKFLOW_LOG_FILTERS, type FilterKey } from "../filters/filter.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { optionalInt, parseCursor } from "../http/query.ts";
@@ -20,10 +20,10 @@ import {
   WaitersJson,
   WorkflowLogsJson,
 } from "./api-schemas.ts";
-import { RUN_STATES, type RunState } from "./model.ts";
+import { logsQuery, runFilter } from "./log-query.ts";
+import { RUN_STATES, STEP_STATES } from "./model.ts";
 import { workflowHeaders } from "./protocol.ts";
 import type { RunService } from "./runs.ts";
-import type { RunFilter } from "./store.ts";
 import type { TriggerService } from "./trigger.ts";
 import type { WaitService } from "./waits.ts";
 import { webhookEvent } from "./webhook.ts";
@@ -52,22 +52,10 @@ function queryList(request: Request, key: string): string[] | undefined {
   return values.length > 0 ? values : undefined;
 }
 
-/**
- * The run filters of a request. Bulk cancel reads them strictly: an unknown key or a filter
- * without a value is 400, so a typo never widens a cancel to every run.
- */
-export function runFilter(source: Request | URLSearchParams, accepts: readonly FilterKey[], strict: boolean, control: string[]): RunFilter {
-  const query = source instanceof URLSearchParams ? source : new URL(source.url).searchParams;
-  const f = parseFilter({ query }, { accepts, strict, control });
-  const unknown = f.states?.find((state) => !(RUN_STATES as readonly string[]).includes(state));
-  if (unknown) throw badRequest(`invalid filter state "${unknown.slice(0, 40)}": one of ${RUN_STATES.join(", ")}`);
-  return { ...f, states: f.states as RunState[] | undefined };
-}
-
 const SEVERAL = "; several as repeated keys or comma separated";
 /** Where a run filter means something else than the message filter of the same name. */
 const RUN_FILTER_DOCS: Partial<Record<FilterKey, string>> = {
-  state: `run states: ${RUN_STATES.join(", ")}${SEVERAL}`,
+  state: `run states: ${RUN_STATES.join(", ")}; in logs also step states (a run with such a step): ${STEP_STATES.join(", ")}${SEVERAL}`,
   workflowCreatedAt: `creation times of the runs, Unix ms${SEVERAL}`,
   messageId: "runs with this message",
   workflowUrl: `workflow URLs${SEVERAL}`,
@@ -85,11 +73,19 @@ const EVENT_BODY = rawBody("the event's data, any bytes: the waiting step receiv
 /** The workflow protocol's own endpoints (workflow messages themselves use publish and batch). */
 export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
   const logs = async ({ account, query, request }: { account: { id: string }; query: Record<string, unknown>; request: Request }) =>
-    compact(await deps.runs.logs(account.id, runFilter(request, WORKFLOW_LOG_FILTERS, false, []), parseCursor(query.cursor), Number(query.count ?? 100)));
+    compact(await deps.runs.logs(account.id, logsQuery(request, WORKFLOW_LOG_FILTERS), parseCursor(query.cursor), Number(query.count ?? 100)));
 
   const names = workflowHeaders(ctx.dialect);
   const logsDoc = (summary: string) =>
-    apiDoc({ summary, parameters: runFilterQuery(WORKFLOW_LOG_FILTERS), responses: { 200: jsonContent(WorkflowLogsJson, "a page of runs") } });
+    apiDoc({
+      summary,
+      parameters: [
+        ...runFilterQuery(WORKFLOW_LOG_FILTERS),
+        queryParam("workflowRuns", `exactly these runs: runId@workflowCreatedAt (Unix ms) pairs${SEVERAL}`),
+        queryParam("trimBody", "cut every request and response body of the log to its first this many characters", { type: "integer", minimum: 0 }),
+      ],
+      responses: { 200: jsonContent(WorkflowLogsJson, "a page of runs") },
+    });
   const runIdHeader = headerParam(names.runId, "the new run's id (default: a new `wfr_` id)");
 
   return new Elysia()
@@ -106,15 +102,23 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
     .delete(
       "/v2/workflows/runs/:runId",
       async ({ account, params, query, request }) => {
-        await deps.runs.end(account.id, params.runId, query.cancel === "true", await request.text());
+        // Without `cancel` the run is cancelled, as the hosted API does: only the SDK's own end of a
+        // run (`cancel=false`, with its result) finishes it.
+        await deps.runs.end(account.id, params.runId, query.cancel !== "false", await request.text());
         return {};
       },
       {
         params: RunIdParams,
-        query: t.Object({ cancel: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])) }),
+        query: t.Object({
+          cancel: t.Optional(
+            t.Union([t.Literal("true"), t.Literal("false")], {
+              description: "false: the run finished (the body is its result); true or absent: the run is cancelled",
+            }),
+          ),
+        }),
         parse: "none",
         detail: apiDoc({
-          summary: "End a workflow run: finished (body = its result) or cancelled",
+          summary: "Cancel a workflow run, or (cancel=false, the SDK's end of a run) finish it with its result",
           requestBody: rawBody("with cancel=false: the run's result (the route function's return value as JSON text); empty: none"),
           responses: { 200: jsonContent(EmptyJson, "ended (or had ended already)") },
         }),

@@ -208,6 +208,11 @@ const RUN_FILTER_COLUMNS = { time: "created_at", workflowRunId: "run_id", workfl
 export function runListQuery(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number) {
   const prefixes = f.urlPrefix ? f.urls : undefined;
   const where = applyFilter(new Where("account_id", accountId), { ...f, urls: prefixes ? undefined : f.urls, messageIds: undefined }, RUN_FILTER_COLUMNS);
+  if (f.runs) {
+    const pairs = f.runs.map((r) => `(run_id = ${where.bind(r.runId)} AND created_at = ${where.bind(r.createdAt)})`);
+    // No pair given selects nothing (never every run).
+    where.raw(pairs.length > 0 ? `(${pairs.join(" OR ")})` : "1 = 0");
+  }
   where.add("seq", "<", beforeSeq ?? undefined);
   if (prefixes?.length) where.raw(`(${prefixes.map((p) => `substr(url, 1, length(${where.bind(p)})) = ${where.bind(p)}`).join(" OR ")})`);
   if (f.messageIds?.length) {

@@ -6,11 +6,14 @@ import { rawStep, textOf, type RawStep } from "./raw-steps.ts";
 import type { RunEndings, RunSettler } from "./run-endings.ts";
 import { runLog, type InvokedRun, type WorkflowRunLog } from "./run-log.ts";
 import { invokeResult, isActive } from "./run-state.ts";
+import { hasStepIn, trimBodies, type LogsQuery } from "./log-query.ts";
 import { readRuns, type RunFilter, type RunStorage } from "./store.ts";
 import type { WaitStorage } from "./wait-store.ts";
 
 /** Most runs one bulk cancel ends. */
 const MAX_BULK = 10_000;
+/** Most pages of runs one logs request reads to find runs by their steps' states. */
+const SCAN_PAGES = 20;
 
 export interface RunServiceDeps {
   clock: { now(): number };
@@ -72,13 +75,26 @@ export class RunService {
     return (await this.deps.runs.readSteps(accountId, runId)).map(rawStep);
   }
 
-  /** Runs as `client.logs()` reads them, newest first, with the cursor of the next page. */
-  async logs(accountId: string, filter: RunFilter, cursor: number | null, count: number): Promise<{ cursor?: string; runs: WorkflowRunLog[] }> {
-    const found = await this.deps.runs.listRuns(accountId, filter, cursor, count);
-    return {
-      cursor: found.length === count ? String(found[found.length - 1]!.seq) : undefined,
-      runs: await Promise.all(found.map((run) => this.log(run))),
-    };
+  /**
+   * Runs as `client.logs()` reads them, newest first, with the cursor of the next page. Asked for
+   * step states, runs are read a page at a time and kept when their log has such a step, up to
+   * `count`, reading at most `SCAN_PAGES` pages (the cursor goes on from the last one read).
+   */
+  async logs(accountId: string, query: LogsQuery, cursor: number | null, count: number): Promise<{ cursor?: string; runs: WorkflowRunLog[] }> {
+    const { stepStates, runStates, trimBody } = query;
+    const kept: WorkflowRunLog[] = [];
+    let next: number | null = cursor;
+    for (let page = 0; page < (stepStates ? SCAN_PAGES : 1); page++) {
+      const want = count - kept.length;
+      const found = await this.deps.runs.listRuns(accountId, query.filter, next, want);
+      next = found.length === want ? (found[found.length - 1]!.seq ?? null) : null;
+      for (const log of await Promise.all(found.map((run) => this.log(run)))) {
+        const wanted = !stepStates || (runStates?.includes(log.workflowState) ?? false) || hasStepIn(log, stepStates);
+        if (wanted) kept.push(trimBody === undefined ? log : trimBodies(log, trimBody));
+      }
+      if (next === null || kept.length === count) break;
+    }
+    return { cursor: next === null ? undefined : String(next), runs: kept };
   }
 
   private async log(run: RunRecord): Promise<WorkflowRunLog> {

@@ -13,6 +13,8 @@ export interface RunFilter
   extends Pick<Filter, "urls" | "hosts" | "paths" | "labels" | "callerIps" | "flowControlKeys" | "fromDate" | "toDate" | "workflowRunIds" | "workflowCreatedAts" | "messageIds"> {
   states?: RunState[];
   urlPrefix?: boolean;
+  /** Exactly these runs: each one's id with its creation time (`workflowRuns=ID@TS,…`). */
+  runs?: Array<{ runId: string; createdAt: number }>;
 }
 
 /** Kinds of the workflow rows a write declares it reads (Transactor.run), for engines that load them first. */

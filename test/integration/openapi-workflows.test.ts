@@ -85,8 +85,10 @@ test("the workflow routes' real answers fit the schemas the document gives them"
   expect({ state: ended.workflowState, response: ended.workflowRunResponse }).toEqual({ state: "RUN_SUCCESS", response: '"done"' });
 
   // Runs without the SDK, and cancelled runs.
-  const started = await fits("/v2/trigger/{rest}", "post", await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl" }));
-  await fits("/v2/batch/trigger", "post", await s.api("/v2/batch/trigger", jsonBody("POST", [{ destination: url }])));
+  // Delayed: the receiver does not take these runs over (they would fail at their first delivery), so they still run.
+  const later = { "Svc-Delay": "1h" };
+  const started = await fits("/v2/trigger/{rest}", "post", await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", headers: later }));
+  await fits("/v2/batch/trigger", "post", await s.api("/v2/batch/trigger", jsonBody("POST", [{ destination: url, headers: later }])));
   const cancelled = await fits("/v2/workflows/runs", "delete", await s.api(`/v2/workflows/runs?workflowRunIds=${started.workflowRunId}`, { method: "DELETE" }));
   expect(cancelled).toEqual({ cancelled: 1 });
 
@@ -123,4 +125,21 @@ test("the workflow routes' real answers fit the schemas the document gives them"
   expect(states).toEqual(expect.arrayContaining(["RUN_SUCCESS", "RUN_CANCELED", "RUN_FAILED", "RUN_STARTED"]));
   const withFunction = all.runs.find((r: { workflowRunId: string }) => r.workflowRunId === "wfr_fail_4");
   expect(withFunction.failureFunction.url).toBe(`${rx.url}/failure`);
+});
+
+/** The document's parameter of an operation, by where it is read and its name. */
+const parameter = (path: string, method: string, where: string, name: string) =>
+  (doc.paths[path][method].parameters ?? []).find((p: { in: string; name: string }) => p.in === where && p.name === name);
+
+test("the document describes what the workflow routes read beside their filters", () => {
+  expect(parameter("/v2/workflows/runs/{runId}", "delete", "query", "cancel").description).toContain("absent: the run is cancelled");
+  for (const path of ["/v2/workflows/logs", "/v2/workflows/events"]) {
+    expect(parameter(path, "get", "query", "workflowRuns").description).toContain("runId@workflowCreatedAt");
+    expect(parameter(path, "get", "query", "trimBody").schema).toEqual({ type: "integer", minimum: 0 });
+    expect(parameter(path, "get", "query", "state").description).toContain("STEP_RETRY");
+  }
+  expect(doc.paths["/v2/workflows/dlq/callback/{dlqId}"].delete.summary).toContain("Cancel");
+  const overrides = ["Retries", "Delay", "Retry-Delay", "Flow-Control-Key", "Flow-Control-Value", "Label", "Failure-Callback"];
+  for (const path of ["/v2/workflows/dlq/resume", "/v2/workflows/dlq/restart", "/v2/workflows/dlq/resume/{dlqId}", "/v2/workflows/dlq/restart/{dlqId}"])
+    for (const suffix of overrides) expect(parameter(path, "post", "header", `Svc-${suffix}`)?.description).toContain("default: the failed run's");
 });

@@ -156,6 +156,66 @@ describe("workflow protocol, svc dialect", () => {
     expect(JSON.parse(rx.received[1]!.text)).toEqual([{ messageId: started.messageId, body: Buffer.from("from curl").toString("base64"), callType: "step" }]);
   });
 
+  test("POST /v2/trigger's settings stay the run's after the SDK's re-trigger; the delivery's own headers do not join it", async () => {
+    const url = `${rx.url}/wf`;
+    const settings = {
+      "Svc-Retries": "0",
+      "Svc-Label": "rest",
+      "Svc-Flow-Control-Key": "rest-key",
+      "Svc-Flow-Control-Value": "parallelism=1",
+      "Svc-Failure-Callback": `${rx.url}/failure`,
+      "Svc-Forward-X-Tenant": "acme",
+    };
+    // Like the SDK, the endpoint triggers the run again before it answers, forwarding every header of
+    // the delivery but its workflow headers.
+    // The step after the start fails: with the trigger's retries (0) the run fails at once.
+    rx.setHandler(async (req, index) => {
+      if (index === 2) return new Response("down", { status: 500 });
+      if (req.headers.get("svc-workflow-unknown-sdk") === "true") {
+        const runId = req.headers.get("svc-workflow-runid")!;
+        const forwarded = [...req.headers].filter(([name]) => !name.startsWith("svc-workflow-")).map(([name, value]) => [`Svc-Forward-${name}`, value]);
+        const again = trigger(runId, url, "from curl", { "Svc-Workflow-Trigger-By-Sdk": "true" });
+        // The tenant header comes back among the forwarded ones, in the delivery's lower case.
+        delete (again.headers as Record<string, string>)["Svc-Forward-X-Tenant"];
+        Object.assign(again.headers, Object.fromEntries(forwarded));
+        expect((await batch([again])).status).toBe(200);
+      }
+      return answerLikeTheSdk(req);
+    });
+    const res = await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", token: ALICE.token, headers: settings });
+    const { workflowRunId } = await res.json();
+    await flush(s.api);
+    expect((await batch([step(workflowRunId, url, 1, "one")])).status).toBe(200);
+    await flush(s.api);
+    const deliveries = rx.received.filter((r) => r.path === "/wf").slice(1);
+    expect(deliveries).toHaveLength(2);
+    expect(rx.received.filter((r) => r.path === "/failure")).toHaveLength(1);
+    for (const d of deliveries) {
+      expect(d.headers.get("x-tenant")).toBe("acme");
+      for (const name of ["svc-signature", "svc-message-id", "content-length", "host"]) expect(d.headers.get(name)).not.toContain(",");
+    }
+    const run = await runLog(workflowRunId);
+    expect(run).toMatchObject({ workflowState: "RUN_FAILED", label: "rest", flowControlKey: "rest-key", failureFunction: { url: `${rx.url}/failure` } });
+    const steps = run.steps.flatMap((g: { steps: unknown[] }) => g.steps) as Array<{ retries: number; headers?: Record<string, string[]> }>;
+    for (const e of steps) {
+      expect(e.retries).toBe(0);
+      const names = Object.keys(e.headers ?? {}).map((n) => n.toLowerCase());
+      expect(names.filter((n) => ["svc-signature", "svc-message-id", "host", "content-length"].includes(n))).toEqual([]);
+    }
+  });
+
+  test("a DLQ restart or resume takes override headers in the svc dialect", async () => {
+    const plain = `${rx.url}/plain`;
+    await batch([trigger("wfr_to_restart", plain, "x", { "Svc-Retries": "0", "Svc-Label": "before" })]);
+    await flush(s.api);
+    const [entry] = (await (await s.api("/v2/workflows/dlq?workflowRunId=wfr_to_restart", { token: ALICE.token })).json()).messages;
+    const overrides = { "Svc-Label": "after", "Svc-Flow-Control-Key": "after-key", "Svc-Flow-Control-Value": "rate=5" };
+    const res = await s.api(`/v2/workflows/dlq/restart/${entry.dlqId}`, { method: "POST", token: ALICE.token, headers: overrides });
+    expect(res.status).toBe(200);
+    const { workflowRunId } = await res.json();
+    expect(await runLog(workflowRunId)).toMatchObject({ label: "after", flowControlKey: "after-key" });
+  });
+
   test("POST /v2/batch/trigger starts one run per element; a run id that exists already is deduplicated", async () => {
     const url = `${rx.url}/wf`;
     const elements = [

@@ -34,6 +34,14 @@ export interface ClusterOptions {
  * heartbeat stopped back to the others (due again at once), frees their partitions and runs the
  * maintenance; flow-control partitions are leased to nodes, about an equal share each, so that
  * every message of one key is delivered by one node whose in-memory limits then hold exactly.
+ *
+ * Silence the database caused is not a node's death: when PostgreSQL is down or unreachable, every
+ * heartbeat stops at once, and the first node back would find all the others "late". So a node
+ * judges the others (presumes them dead, takes over their expired partitions) only once its own
+ * heartbeats have gone through one after the other, without a failure or a long gap (`maxGap`),
+ * for longer than the node timeout: a node late by then was silent while the database answered.
+ * A node that finds itself presumed dead anyway (its row is gone) registers again, under its own
+ * number when it is free.
  */
 export class Cluster implements BackgroundService {
   readonly name = "cluster membership";
@@ -42,6 +50,16 @@ export class Cluster implements BackgroundService {
   private leading = false;
   private liveNodes = 1;
   private lastBeat = 0;
+  /** When this node's heartbeats started going through without a break (null: the last one failed). */
+  private connectedSince: number | null = null;
+  /** When this node's heartbeat was last written. */
+  private lastWritten = 0;
+  /**
+   * The longest pause between two heartbeats of this node that still counts as connected: an
+   * outage this node did not notice (shorter than this) leaves another node's heartbeat at most
+   * this plus one interval old, and so within the timeout.
+   */
+  private readonly maxGap: number;
   private lastMaintenance = 0;
   private beating: Promise<void> | null = null;
   private stopped = false;
@@ -50,7 +68,9 @@ export class Cluster implements BackgroundService {
   constructor(
     private readonly sql: SQL,
     private readonly o: ClusterOptions,
-  ) {}
+  ) {
+    this.maxGap = Math.max(2 * o.heartbeatMs, o.nodeTimeoutMs - 2 * o.heartbeatMs);
+  }
 
   get nodeId(): string {
     return this.o.nodeId;
@@ -66,7 +86,10 @@ export class Cluster implements BackgroundService {
     return this.leading;
   }
 
-  /** Nodes whose heartbeat is current (this one included), as of the last beat. */
+  /**
+   * Nodes whose heartbeat is current (this one included), as of the last beat; every registered
+   * one while this node may not judge.
+   */
   get nodes(): number {
     return this.liveNodes;
   }
@@ -81,22 +104,28 @@ export class Cluster implements BackgroundService {
 
   /** Registers the node with the lowest free number and takes its first partitions before delivery starts. */
   async join(): Promise<void> {
+    await this.register(0);
+    await this.beat();
+  }
+
+  /** Inserts this node's row, with the number `preferred` if it is free, else the lowest free one. */
+  private async register(preferred: number): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         const [row] = await this.sql`
           INSERT INTO cluster_nodes (node_id, host, number)
-          SELECT ${this.o.nodeId}, ${this.o.host}, min(n) FROM generate_series(0, ${NODE_NUMBERS - 1}) n
+          SELECT ${this.o.nodeId}, ${this.o.host}, n FROM generate_series(0, ${NODE_NUMBERS - 1}) n
           WHERE n NOT IN (SELECT number FROM cluster_nodes WHERE number IS NOT NULL)
+          ORDER BY n <> ${preferred}, n LIMIT 1
           RETURNING number`;
-        if (row?.number === null || row?.number === undefined) throw new Error(`more than ${NODE_NUMBERS} nodes share this database`);
+        if (!row) throw new Error(`more than ${NODE_NUMBERS} nodes share this database`);
         this.number = num(row.number);
-        break;
+        return;
       } catch (error) {
         // Two nodes took the same number at the same moment: the loser looks again.
         if ((error as { errno?: string }).errno !== "23505" || attempt >= 20) throw error;
       }
     }
-    await this.beat();
   }
 
   start(): void {
@@ -124,7 +153,10 @@ export class Cluster implements BackgroundService {
   private async tick(): Promise<void> {
     if (this.beating || this.stopped) return;
     this.beating = this.beat()
-      .catch((error) => this.o.log.warn("cluster heartbeat failed; trying again", { error: String((error as Error)?.message ?? error) }))
+      .catch((error) => {
+        this.connectedSince = null;
+        this.o.log.warn("cluster heartbeat failed; trying again", { error: String((error as Error)?.message ?? error) });
+      })
       .finally(() => (this.beating = null));
     await this.beating;
     // The fallback poll: a notification lost on a dropped connection delays work by one beat.
@@ -135,17 +167,35 @@ export class Cluster implements BackgroundService {
     const started = performance.now();
     const { nodeId, nodeTimeoutMs } = this.o;
     const timeout = `${nodeTimeoutMs} milliseconds`;
-    await this.sql`UPDATE cluster_nodes SET heartbeat_at = now() WHERE node_id = ${nodeId}`;
+    const [me] = await this.sql`
+      UPDATE cluster_nodes SET heartbeat_at = now() WHERE node_id = ${nodeId} RETURNING node_id`;
+    if (!me) {
+      // Presumed dead by the leader: what this node held went back to the others (its late
+      // outcomes no longer match and are ignored). It takes part again from here.
+      this.o.log.warn("this node was presumed dead (its heartbeat was late); it registers again", {
+        node: nodeId,
+        number: this.number,
+      });
+      await this.register(this.number);
+    }
+    const written = performance.now();
+    if (this.connectedSince === null || written - this.lastWritten > this.maxGap) this.connectedSince = written;
+    this.lastWritten = written;
+    // Long enough through without a break that a late heartbeat is the other node's silence.
+    const judging = written - this.connectedSince > nodeTimeoutMs;
     const [leader] = await this.sql`
       INSERT INTO cluster_leader (id, node_id, expires_at) VALUES (1, ${nodeId}, now() + ${timeout}::interval)
       ON CONFLICT (id) DO UPDATE SET node_id = excluded.node_id, expires_at = excluded.expires_at
         WHERE cluster_leader.node_id = excluded.node_id OR cluster_leader.expires_at < now()
       RETURNING node_id`;
     this.leading = leader?.node_id === nodeId;
-    if (this.leading) await this.lead(timeout);
-    const [live] = await this.sql`SELECT count(*) AS n FROM cluster_nodes WHERE heartbeat_at >= now() - ${timeout}::interval`;
-    this.liveNodes = Math.max(1, num(live.n));
-    await this.balance(started, timeout);
+    if (this.leading && judging) await this.lead(timeout);
+    // Counting a late node out is a judgement too: until then every registered node counts.
+    const [live] = await this.sql`
+      SELECT count(*) FILTER (WHERE heartbeat_at >= now() - ${timeout}::interval) AS fresh, count(*) AS registered
+      FROM cluster_nodes`;
+    this.liveNodes = Math.max(1, num(judging ? live.fresh : live.registered));
+    await this.balance(started, timeout, judging);
     this.lastBeat = started;
     if (this.leading && performance.now() - this.lastMaintenance >= this.o.maintenanceMs) {
       this.lastMaintenance = performance.now();
@@ -172,9 +222,10 @@ export class Cluster implements BackgroundService {
   /**
    * Renews this node's partitions, takes free ones up to an equal share, and gives back the ones
    * above its share that hold no attempt of this node (a partition changes owner only while idle
-   * here, so one key never has two nodes delivering at once).
+   * here, so one key never has two nodes delivering at once). A lease another node let expire is
+   * taken only while `judging` (see the class comment).
    */
-  private async balance(started: number, timeout: string): Promise<void> {
+  private async balance(started: number, timeout: string, judging: boolean): Promise<void> {
     const { nodeId } = this.o;
     const share = Math.ceil(PARTITIONS / this.liveNodes);
     const renewed = await this.sql`
@@ -192,7 +243,7 @@ export class Cluster implements BackgroundService {
         const rows = await tx`
           UPDATE cluster_partitions SET node_id = ${nodeId}, expires_at = now() + ${timeout}::interval
           WHERE part IN (
-            SELECT part FROM cluster_partitions WHERE node_id IS NULL OR expires_at < now()
+            SELECT part FROM cluster_partitions WHERE node_id IS NULL OR (${judging} AND expires_at < now())
             ORDER BY part LIMIT ${share - mine.size} FOR UPDATE SKIP LOCKED)
           RETURNING part`;
         const parts = rows.map((r: { part: unknown }) => num(r.part));

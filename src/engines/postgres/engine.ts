@@ -60,7 +60,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   const ticks = new PostgresTicks(sql);
 
   let cluster!: Cluster;
-  const messages = new PgMessageStore(sql, nodeId, () => cluster.ownedPartitions());
+  const messages = new PgMessageStore(sql, nodeId, () => cluster.ownedPartitions(), o.now);
   const events = new PgEventStore(sql);
   const dlq = new PgDlqStore(sql);
   const dedup = new PgDedupStore(sql);
@@ -173,7 +173,8 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     onDue: (fn) => void dueListeners.push(fn),
     watch: (table, fn) => void (watchers.get(table) ?? watchers.set(table, []).get(table)!).push(fn),
     leads: () => cluster.isLeader,
-    dlqIds: () => new DlqIdSequence(cluster.number, NODE_NUMBERS),
+    // Read at every id: a node presumed dead registers again, under another number if its own was taken.
+    dlqIds: () => new DlqIdSequence(() => cluster.number, NODE_NUMBERS),
     nodes: () => cluster.nodes,
     async close() {
       await ticks.flush();

@@ -84,12 +84,20 @@ export class PgMessageStore implements MessageStorage, TickPart {
   /** Claims the tick being committed handed out. */
   private tickClaims: string[] = [];
   private nextDue: number | null = null;
+  /**
+   * A tick failed: whether it committed is unknown when the connection broke during COMMIT, so
+   * rows it claimed may be ACTIVE under this node with no attempt behind them. The next tick
+   * reconciles (`releaseForgotten`); "running" until that tick's commit is confirmed.
+   */
+  private reconcile: "none" | "needed" | "running" = "none";
 
   constructor(
     private readonly sql: SQL,
     private readonly node: string,
     /** The flow-control partitions this node delivers (all of them on a single node). */
     private readonly owned: () => number[],
+    /** The server clock's time (what `dispatch_at` is measured in). */
+    private readonly now: () => number,
   ) {}
 
   // --- writes (inside a tick) ---
@@ -120,8 +128,8 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   delete(id: string): boolean {
     const present = this.current(id) !== null;
+    // The attempt is forgotten once this is committed (finish): until then a retried outcome still matches it.
     this.changes.push({ op: "delete", id });
-    this.forgetAttempt(id);
     return present;
   }
 
@@ -228,6 +236,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
   // --- the tick ---
 
   async preload(tx: Tx, reads: readonly Read[]): Promise<void> {
+    if (this.reconcile !== "none") await this.releaseForgotten(tx);
     const ids = new Set<string>();
     for (const r of reads) {
       if (r.kind === MESSAGE_READS.messages) for (const id of (r as unknown as { ids: string[] }).ids) ids.add(id);
@@ -280,15 +289,43 @@ export class PgMessageStore implements MessageStorage, TickPart {
         ON m.id = c.id AND m.attempt = c.attempt
       WHERE m.claimed_by = ${this.node} FOR UPDATE OF m`;
     for (const r of rows) this.heldClaims.add(r.id as string);
+    // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
+    // outcome is not recorded again, and its partition is no longer busy here.
+    for (const id of known) if (!this.heldClaims.has(id)) this.forgetAttempt(id);
+  }
+
+  /**
+   * Rows ACTIVE under this node that no attempt of it holds (claimed by a tick whose commit was
+   * reported failed but went through) are due again, as a dead node's are: each claim is either
+   * attempted and its outcome recorded, or released.
+   */
+  private async releaseForgotten(tx: Tx): Promise<void> {
+    const ids = [...this.attempts.keys()];
+    const numbers = [...this.attempts.values()];
+    const nowMs = this.now();
+    const rows = await tx`
+      UPDATE messages
+      SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+      WHERE claimed_by = ${this.node} AND state = 'ACTIVE'
+        AND (id, attempt) NOT IN (SELECT * FROM unnest(${ids}::text[], ${numbers}::int[]))
+      RETURNING id`;
+    this.reconcile = "running";
+    if (rows.length > 0) {
+      this.noteDue(nowMs);
+      this.noteTickDue(nowMs);
+    }
   }
 
   private async claimDue(tx: Tx, nowMs: number, limit: number) {
     const owned = this.owned();
+    // Only while this node is registered: one presumed dead takes nothing until it registered again
+    // (the leader hands back what unregistered nodes hold).
     const rows = await tx`
       UPDATE messages m SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = ${this.node}, attempt = m.attempt + 1
       FROM (
         SELECT id, state AS prev_state, dispatch_at AS prev_at FROM messages
         WHERE dispatch_at <= ${nowMs} AND (part IS NULL OR part = ANY(${owned}::int[]))
+          AND EXISTS (SELECT 1 FROM cluster_nodes WHERE node_id = ${this.node})
         ORDER BY dispatch_at, seq LIMIT ${limit} FOR UPDATE SKIP LOCKED
       ) c
       WHERE m.id = c.id
@@ -362,10 +399,20 @@ export class PgMessageStore implements MessageStorage, TickPart {
   }
 
   finish(committed: boolean): void {
-    // Claims of a tick that was rolled back were never this node's.
-    if (!committed) {
+    if (committed) {
+      // Delivered, rescheduled, held, released or cancelled: those attempts are over.
+      for (const c of this.taken) {
+        if (c.op === "insert") {
+          if (!c.claimed) this.forgetAttempt(c.m.id);
+        } else this.forgetAttempt(c.id);
+      }
+      if (this.reconcile === "running") this.reconcile = "none";
+    } else {
+      // Claims of a tick that was rolled back are not this node's; if it committed after all (the
+      // connection broke during COMMIT), the next tick releases them.
       for (const id of this.tickClaims) this.forgetAttempt(id);
       for (const c of this.taken) if (c.op === "insert" && c.claimed) this.forgetAttempt(c.m.id);
+      this.reconcile = "needed";
     }
     this.tickClaims = [];
     this.taken = [];
@@ -394,8 +441,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
   }
 
   private patch(id: string, patch: Patch): void {
-    // Rescheduled, held or released: no attempt of this node holds it any more.
-    this.forgetAttempt(id);
+    // Rescheduled, held or released: no attempt of this node holds it once this is committed (finish).
     const inserted = this.insertedNow(id);
     if (inserted) {
       inserted.m.state = patch.state;
