@@ -19,6 +19,8 @@ const FILES = [
   "log-redaction",
   "management-stats-e2e",
   "management-vector",
+  "mcp",
+  "mcp-workflows",
   "message-events",
   "messaging-bad-input",
   "messaging-delivery",
