@@ -16,6 +16,7 @@ const FILES = [
   "flow-control",
   "flow-control-steering",
   "isolation",
+  "log-fields",
   "log-redaction",
   "management-stats-e2e",
   "management-vector",

@@ -18,6 +18,11 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
     retryDelayExpr: m.retryDelayExpr,
     flowControlKey: m.flow?.key,
     callerIp: m.callerIp,
+    callback: m.callback?.url,
+    callbackHeaders: m.callback?.headers.length ? m.callback.headers : undefined,
+    failureCallback: m.failureCallback?.url,
+    failureCallbackHeaders: m.failureCallback?.headers.length ? m.failureCallback.headers : undefined,
+    timeoutMs: m.timeoutMs,
     ...extra,
   };
 }
@@ -25,6 +30,12 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
 const answer = (e: { outcome: { status?: number; body?: Uint8Array } }) => ({
   responseStatus: e.outcome.status,
   responseBody: e.outcome.body,
+});
+
+/** An ERROR entry also keeps the answer's headers (the hosted logs show them there only). */
+const errorAnswer = (e: { outcome: { status?: number; body?: Uint8Array; headers?: Array<[string, string]> } }) => ({
+  ...answer(e),
+  responseHeaders: e.outcome.headers?.length ? e.outcome.headers : undefined,
 });
 
 /** The log entries (`GET /v2/logs`) each lifecycle event writes, oldest first. */
@@ -35,11 +46,11 @@ export const logEntries = {
   claimed: ({ message: m, atMs }: MessageEventMap["claimed"]) => [entry(m, "ACTIVE", atMs)],
   delivered: (e: MessageEventMap["delivered"]) => [entry(e.message, "DELIVERED", e.atMs, answer(e))],
   retried: (e: MessageEventMap["retried"]) => [
-    entry(e.message, "ERROR", e.atMs, { error: e.error, nextDeliveryTime: e.nextDeliveryAt, ...answer(e) }),
+    entry(e.message, "ERROR", e.atMs, { error: e.error, nextDeliveryTime: e.nextDeliveryAt, ...errorAnswer(e) }),
     entry(e.message, "RETRY", e.atMs, { nextDeliveryTime: e.nextDeliveryAt }),
   ],
   failed: (e: MessageEventMap["failed"]) => [
-    entry(e.message, "ERROR", e.atMs, { error: e.error, ...answer(e) }),
+    entry(e.message, "ERROR", e.atMs, { error: e.error, ...errorAnswer(e) }),
     entry(e.message, "FAILED", e.atMs, { error: e.error, ...answer(e) }),
   ],
   cancelled: ({ message: m, atMs }: MessageEventMap["cancelled"]) => [
