@@ -76,5 +76,23 @@ for (const dialect of ["svc", "upstash"] as const) {
         expect(typeof e.timeout).toBe("number");
       }
     });
+
+    test("GET /v2/flowControl?search= lists the keys whose name contains the text, ignoring case", async () => {
+      for (const key of ["Billing-EU", "billing-us", "emails"]) {
+        const res = await s.api(`/v2/publish/${rx.url}/ok`, {
+          method: "POST",
+          body: "x",
+          // Delayed: the key is listed while its message waits.
+          headers: { [`${P}-Flow-Control-Key`]: key, [`${P}-Flow-Control-Value`]: "parallelism=1", [`${P}-Delay`]: "1h" },
+        });
+        expect(res.status).toBe(200);
+      }
+      const keys = async (query: string) =>
+        ((await (await s.api(`/v2/flowControl${query}`)).json()) as Array<{ flowControlKey: string }>).map((f) => f.flowControlKey);
+      expect(await keys("?search=billing")).toEqual(["Billing-EU", "billing-us"]);
+      expect(await keys("?search=MAIL")).toEqual(["emails"]);
+      expect(await keys("?search=nothing-like-it")).toEqual([]);
+      expect(await keys("")).toEqual(expect.arrayContaining(["Billing-EU", "billing-us", "emails"]));
+    });
   });
 }
