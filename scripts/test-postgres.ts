@@ -16,7 +16,7 @@ const FILES = [
   "flow-control",
   "flow-control-steering",
   "isolation",
-  "log-fields",
+  "hosted-details",
   "log-redaction",
   "management-stats-e2e",
   "management-vector",

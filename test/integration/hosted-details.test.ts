@@ -4,10 +4,13 @@
  * the documented status codes. Plain HTTP (the official client's `Log` type does not expose these
  * fields), in both dialects.
  */
+import { Client } from "@upstash/qstash";
+import { Client as WorkflowClient } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { waitForState } from "../helpers/inspect.ts";
+import { dlqEntryOf, waitForState } from "../helpers/inspect.ts";
+import { jsonBody } from "../helpers/accounts.ts";
 
 let rx: Receiver;
 beforeAll(async () => {
@@ -94,5 +97,36 @@ for (const dialect of ["svc", "upstash"] as const) {
       expect(await keys("?search=nothing-like-it")).toEqual([]);
       expect(await keys("")).toEqual(expect.arrayContaining(["Billing-EU", "billing-us", "emails"]));
     });
+
+    test("201 where the hosted API documents it: notify, batch trigger, bulk DLQ retry", async () => {
+      const notify = await s.api("/v2/notify/evt_nobody", { method: "POST", body: "data" });
+      expect({ status: notify.status, body: await notify.json() }).toEqual({ status: 201, body: [] });
+      const kept = await s.api("/v2/notify/wfr_later/evt_kept", { method: "POST", body: "data" });
+      expect(kept.status).toBe(201);
+      const batch = await s.api("/v2/batch/trigger", jsonBody("POST", [{ destination: `${rx.url}/wf` }]));
+      expect(batch.status).toBe(201);
+      expect((await batch.json())[0].workflowRunId).toMatch(/^wfr_/);
+
+      const res = await s.api(`/v2/publish/${rx.url}/fail/bulk`, { method: "POST", body: "x", headers: { [`${P}-Retries`]: "0" } });
+      const { messageId } = (await res.json()) as { messageId: string };
+      await waitForState(s, messageId, ["FAILED"]);
+      const { dlqId } = (await dlqEntryOf(s, messageId))!;
+      const retried = await s.api("/v2/dlq/retry", jsonBody("POST", { dlqIds: [dlqId] }));
+      expect(retried.status).toBe(201);
+      expect(((await retried.json()) as { responses: unknown[] }).responses).toHaveLength(1);
+    });
+
+    if (dialect === "upstash")
+      test("the official clients take those 201 answers: dlq.retry, workflow notify", async () => {
+        const client = new Client({ baseUrl: s.url, token: s.token, retry: false });
+        const { messageId } = await client.publish({ url: `${rx.url}/fail/sdk`, body: "x", retries: 0 });
+        await waitForState(s, messageId, ["FAILED"]);
+        const { dlqId } = (await dlqEntryOf(s, messageId))!;
+        const answer = await client.dlq.retry([dlqId]);
+        expect(answer.responses).toHaveLength(1);
+        const workflows = new WorkflowClient({ baseUrl: s.url, token: s.token, retry: false });
+        expect(await workflows.notify({ eventId: "evt_sdk", eventData: "hi" })).toEqual([]);
+        expect(await workflows.notify({ eventId: "evt_sdk", eventData: "hi", workflowRunId: "wfr_sdk" })).toEqual([]);
+      });
   });
 }
