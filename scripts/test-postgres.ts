@@ -27,6 +27,7 @@ const FILES = [
   "metrics",
   "outcome-isolation",
   "queues",
+  "regions",
   "receiver-faults",
   "retention",
   "signature-clock",

@@ -49,6 +49,8 @@ export interface ServerConfig {
   publicUrl: string | null;
   /** Bearer token of `GET /metrics` (not an account's token: the metrics name every account). */
   metricsToken: string;
+  /** The region svcd answers as: every delivery carries it (`Svc-Region`), so receivers pick its signing keys. */
+  region: string;
 }
 
 export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
@@ -62,6 +64,8 @@ export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
 };
 
 export const DEFAULT_METRICS_TOKEN = "svcd_dev_metrics_token";
+/** The hosted service's first region: the official Receiver knows it (with EU-CENTRAL-1). */
+export const DEFAULT_REGION = "US-EAST-1";
 
 /**
  * Delivery workers: one on two cores, two above. A worker's share of an attempt (signing, the
@@ -93,6 +97,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     defaultAccount: { ...DEFAULT_ACCOUNT },
     publicUrl: null,
     metricsToken: DEFAULT_METRICS_TOKEN,
+    region: DEFAULT_REGION,
   };
 }
 
@@ -126,6 +131,14 @@ function positive(value: string, flag: string, { integer = false } = {}): number
   return n;
 }
 
+/** A region name as the hosted service writes them: `US-EAST-1`, `EU-CENTRAL-1` (upper case, dashes). */
+function region(value: string, flag: string): string {
+  const name = value.trim().toUpperCase().replaceAll("_", "-");
+  if (!/^[A-Z]{2,}(-[A-Z0-9]+)+$/.test(name))
+    throw new ConfigError(flag, `must be a region name like US-EAST-1 or EU-CENTRAL-1 (got "${value}")`);
+  return name;
+}
+
 function nonEmpty(value: string, flag: string): string {
   if (value.trim() === "") throw new ConfigError(flag, "must not be empty");
   return value;
@@ -149,6 +162,7 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--shutdown-timeout", env: "SVC_SHUTDOWN_TIMEOUT_MS", help: "ms to let in-flight deliveries finish on SIGINT/SIGTERM", apply: (c, v, f) => (c.shutdownTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--busy-timeout", env: "SVC_BUSY_TIMEOUT_MS", help: "ms a write waits for the database lock before answering 503", apply: (c, v, f) => (c.busyTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--metrics-token", env: "SVC_METRICS_TOKEN", help: `bearer token of GET /metrics (default ${DEFAULT_METRICS_TOKEN})`, apply: (c, v, f) => (c.metricsToken = nonEmpty(v, f)) },
+  { flag: "--region", env: "SVC_REGION", help: `region every delivery names in its Region header (default ${DEFAULT_REGION})`, apply: (c, v, f) => (c.region = region(v, f)) },
   { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed at start (the URL clients reach svcd at, behind a proxy)", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
 ];
 

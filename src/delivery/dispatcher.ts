@@ -22,6 +22,7 @@ const STORAGE_RETRY_MS = 500;
 
 export interface DispatcherDeps {
   clock: Clock;
+  config: { region: string };
   log: Logger;
   dialect: Dialect;
   accounts: AccountRegistry;
@@ -291,12 +292,12 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const body = this.deps.deliveryBody?.(m);
-    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, body));
+    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, { dialect: this.deps.dialect, region: this.deps.config.region }, ticket, body));
     // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
     // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
     body.then(
       (read) => {
-        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, read));
+        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, { dialect: this.deps.dialect, region: this.deps.config.region }, ticket, read));
       },
       (error) => {
         if (!this.inFlight.peek(ticket)) return;

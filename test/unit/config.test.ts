@@ -25,6 +25,12 @@ describe("configuration precedence", () => {
     expect(run(["--log-level", "debug"], { SVC_LOG_LEVEL: "error" }).logLevel).toBe("debug");
   });
 
+  test("--region: US-EAST-1 by default; written as the hosted service writes it", () => {
+    expect(run([]).region).toBe("US-EAST-1");
+    expect(run(["--region", "eu_central_1"]).region).toBe("EU-CENTRAL-1");
+    expect(run([], { SVC_REGION: "AP-SOUTHEAST-1" }).region).toBe("AP-SOUTHEAST-1");
+  });
+
   test("--memory keeps nothing on disk; --db names the file", () => {
     expect(run(["--memory"]).dbPath).toBeNull();
     expect(run(["--db", "/tmp/x.sqlite"]).dbPath).toBe("/tmp/x.sqlite");
@@ -54,6 +60,7 @@ describe("configuration errors name the flag", () => {
     [["--retry-delay-scale", "-1"], {}, "--retry-delay-scale"],
     [["--clock", "fast"], {}, "--clock"],
     [["--dialect", "sqs"], {}, "--dialect"],
+    [["--region", "moon base"], {}, "--region"],
     [["--workers", "0"], {}, "--workers"],
     [["--memory=yes"], {}, "--memory"],
     [["--bogus"], {}, "--bogus"],
