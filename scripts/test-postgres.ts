@@ -27,6 +27,7 @@ const FILES = [
   "metrics",
   "outcome-isolation",
   "queues",
+  "read-only-tokens",
   "regions",
   "receiver-faults",
   "retention",

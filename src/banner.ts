@@ -27,6 +27,8 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
       `export SVC_URL=${running.url}`,
       `export SVC_MANAGEMENT_URL=${running.managementUrl}`,
       `export SVC_TOKEN=${source.token}`,
+      // Reads only (lists, logs, DLQ, schedules...); 403 on anything that publishes, changes or deletes.
+      `export SVC_READONLY_TOKEN=${account.readOnlyToken}`,
       `export SVC_CURRENT_SIGNING_KEY=${account.currentSigningKey}`,
       `export SVC_NEXT_SIGNING_KEY=${account.nextSigningKey}`,
       `export SVC_EMAIL=${account.email}`,

@@ -16,11 +16,24 @@ export interface Account {
   nextSigningKey: string;
   /** The config entry it came from (fixtures live there). */
   readonly source: AccountConfig;
+  /** Its read-only token: as configured, else derived from its token (stable across restarts). */
+  readonly readOnlyToken: string;
 }
+
+/** Who a messaging token lets in, and whether it may only read. */
+export interface TokenAccess {
+  account: Account;
+  readOnly: boolean;
+}
+
+/** An account without a configured read-only token gets one derived from its token: unguessable without it, the same at every start. */
+export const derivedReadOnlyToken = (token: string) =>
+  "ro_" + new Bun.CryptoHasher("sha256").update(`svcd read-only:${token}`).digest("hex").slice(0, 40);
 
 interface Credentials {
   account: Account;
   tokenHashes: Uint8Array[];
+  readOnlyHashes: Uint8Array[];
   basicHash: Uint8Array;
 }
 
@@ -70,11 +83,13 @@ export class AccountRegistry {
         currentSigningKey: current,
         nextSigningKey: next,
         source: entry,
+        readOnlyToken: entry.readOnlyToken ?? derivedReadOnlyToken(entry.token),
       };
       this.byIdMap.set(account.id, account);
       this.credentials.push({
         account,
         tokenHashes: acceptedTokens(entry.token, entry.userId, hostedTokens).map(sha256),
+        readOnlyHashes: acceptedTokens(account.readOnlyToken, entry.userId, hostedTokens).map(sha256),
         basicHash: sha256(`${entry.email}:${entry.apiKey}`),
       });
     }
@@ -98,10 +113,16 @@ export class AccountRegistry {
     return this.byIdMap.get(id);
   }
   byToken(token: string): Account | undefined {
+    const access = this.byAnyToken(token);
+    return access && !access.readOnly ? access.account : undefined;
+  }
+  /** The account of a token or of a read-only token; every hash is compared, whichever matches. */
+  byAnyToken(token: string): TokenAccess | undefined {
     const hash = sha256(token);
-    let found: Account | undefined;
+    let found: TokenAccess | undefined;
     for (const c of this.credentials) {
-      for (const tokenHash of c.tokenHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = c.account;
+      for (const tokenHash of c.tokenHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = { account: c.account, readOnly: false };
+      for (const tokenHash of c.readOnlyHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = { account: c.account, readOnly: true };
     }
     return found;
   }

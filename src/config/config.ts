@@ -19,6 +19,7 @@ export interface DefaultAccountSeed {
   apiKey: string;
   userId: string;
   token: string;
+  readOnlyToken: string;
   currentSigningKey: string;
   nextSigningKey: string;
   plan: PlanName;
@@ -58,6 +59,7 @@ export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
   apiKey: "svcd_dev_api_key",
   userId: "svcd-dev-user",
   token: "svcd_dev_token",
+  readOnlyToken: "svcd_dev_readonly_token",
   currentSigningKey: "sig_svcdDevCurrentKey00000000000",
   nextSigningKey: "sig_svcdDevNextKey00000000000000",
   plan: "payg",
@@ -169,6 +171,7 @@ const OPTIONS: OptionSpec[] = [
 /** The default account's text fields, each set by an environment variable. */
 const ACCOUNT_ENV: Array<[Exclude<keyof DefaultAccountSeed, "plan">, string]> = [
   ["token", "SVC_TOKEN"],
+  ["readOnlyToken", "SVC_READONLY_TOKEN"],
   ["currentSigningKey", "SVC_CURRENT_SIGNING_KEY"],
   ["nextSigningKey", "SVC_NEXT_SIGNING_KEY"],
   ["email", "SVC_EMAIL"],
@@ -254,7 +257,7 @@ export function helpText(): string {
     `  ${"--help".padEnd(30)} show this help`,
     `  ${"--version".padEnd(30)} print the version, commit and build date`,
     "",
-    "Default account (no --config): SVC_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
+    "Default account (no --config): SVC_TOKEN, SVC_READONLY_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
     "SVC_EMAIL, SVC_API_KEY, SVC_USER_ID, SVC_PLAN (free | payg | fixed) override its credentials.",
   ].join("\n");
 }

@@ -38,8 +38,8 @@ describe("configuration precedence", () => {
   });
 
   test("account variables override the default account", () => {
-    const c = run([], { SVC_TOKEN: "t1", SVC_EMAIL: "a@b.c", SVC_API_KEY: "k", SVC_USER_ID: "u1", SVC_PLAN: "free", SVC_CURRENT_SIGNING_KEY: "sig_a", SVC_NEXT_SIGNING_KEY: "sig_b" });
-    expect(c.defaultAccount).toEqual({ token: "t1", email: "a@b.c", apiKey: "k", userId: "u1", plan: "free", currentSigningKey: "sig_a", nextSigningKey: "sig_b" });
+    const c = run([], { SVC_TOKEN: "t1", SVC_READONLY_TOKEN: "r1", SVC_EMAIL: "a@b.c", SVC_API_KEY: "k", SVC_USER_ID: "u1", SVC_PLAN: "free", SVC_CURRENT_SIGNING_KEY: "sig_a", SVC_NEXT_SIGNING_KEY: "sig_b" });
+    expect(c.defaultAccount).toEqual({ token: "t1", readOnlyToken: "r1", email: "a@b.c", apiKey: "k", userId: "u1", plan: "free", currentSigningKey: "sig_a", nextSigningKey: "sig_b" });
   });
 
   test("help and version", () => {
