@@ -30,6 +30,7 @@ const FILES = [
   "read-only-tokens",
   "regions",
   "receiver-faults",
+  "redact-fields",
   "retention",
   "signature-clock",
   "url-groups",

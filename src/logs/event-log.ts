@@ -1,5 +1,6 @@
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { redactBody, redactHeaders } from "../model/redact.ts";
 import type { EventRecord, EventState } from "./model.ts";
 import type { EventStorage } from "./store.ts";
 
@@ -41,7 +42,8 @@ const errorAnswer = (e: { outcome: { status?: number; body?: Uint8Array; headers
 /** The log entries (`GET /v2/logs`) each lifecycle event writes, oldest first. */
 export const logEntries = {
   created: ({ message: m, atMs }: MessageEventMap["created"]) => [
-    entry(m, "CREATED", atMs, { header: m.headers, body: m.body, method: m.method, maxRetries: m.maxRetries }),
+    // The log keeps redacted fields redacted: only the message itself (until delivered) holds them.
+    entry(m, "CREATED", atMs, { header: redactHeaders(m.headers, m.redact), body: redactBody(m.body, m.redact), method: m.method, maxRetries: m.maxRetries }),
   ],
   claimed: ({ message: m, atMs }: MessageEventMap["claimed"]) => [entry(m, "ACTIVE", atMs)],
   delivered: (e: MessageEventMap["delivered"]) => [entry(e.message, "DELIVERED", e.atMs, answer(e))],
