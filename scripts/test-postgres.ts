@@ -27,6 +27,7 @@ const FILES = [
   "metrics",
   "outcome-isolation",
   "queues",
+  "rate-limits",
   "read-only-tokens",
   "regions",
   "receiver-faults",

@@ -5,6 +5,7 @@ import { newSigningKey } from "../core/ids.ts";
 import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
 import { acceptedTokens, hostedToken } from "./hosted-token.ts";
 import type { AccountRow, AccountStorage } from "./store.ts";
+import type { RequestLimits } from "./rate-limits.ts";
 
 export interface Account {
   /** The messaging user id; also the owner id of every row the account has. */
@@ -53,6 +54,8 @@ export class AccountRegistry {
     planOverrides: ConfigFile["plans"] = {},
     /** The hosted dialect: tokens are also accepted in the hosted service's shape (see hosted-token.ts). */
     hostedTokens = false,
+    /** The plans' burst and daily limits (none when absent). */
+    private readonly requestLimits?: RequestLimits,
   ) {
     const stored = new Map(store.all().map((row) => [row.id, row]));
     for (const entry of entries) {
@@ -79,7 +82,7 @@ export class AccountRegistry {
         id: entry.userId,
         email: entry.email,
         plan,
-        limits: { ...DEFAULT_PLANS[plan], ...(planOverrides?.[plan] ?? {}) },
+        limits: planLimits(plan, planOverrides),
         currentSigningKey: current,
         nextSigningKey: next,
         source: entry,
@@ -126,6 +129,10 @@ export class AccountRegistry {
     }
     return found;
   }
+  /** Throws the 429 a messaging request meets under its account's plan limits, else counts it. */
+  admit(account: Account, method: string, path: string): void {
+    this.requestLimits?.admit(account, method, path);
+  }
   byBasic(email: string, apiKey: string): Account | undefined {
     const hash = sha256(`${email}:${apiKey}`);
     let found: Account | undefined;
@@ -151,6 +158,13 @@ export class AccountRegistry {
     account.nextSigningKey = next;
     return { current, next };
   }
+}
+
+/** A plan's limits with the config file's overrides; `null` there means no limit. */
+function planLimits(plan: PlanName, overrides: ConfigFile["plans"]): PlanLimits {
+  const merged = { ...DEFAULT_PLANS[plan] } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(overrides?.[plan] ?? {})) merged[key] = value === null ? Infinity : value;
+  return merged as unknown as PlanLimits;
 }
 
 function sameRow(a: AccountRow, b: AccountRow): boolean {

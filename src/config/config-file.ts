@@ -18,6 +18,9 @@ const PlanOverrides = Type.Partial(
     dlqRetentionMs: Type.Integer({ minimum: 0 }),
     logRetentionMs: Type.Integer({ minimum: 0 }),
     pricePer100k: Type.Number({ minimum: 0 }),
+    /** null: no limit. */
+    burstPerSecond: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    maxMessagesPerDay: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),
   { additionalProperties: false },
 );

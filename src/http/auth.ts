@@ -4,6 +4,7 @@ import type { Account, AccountRegistry, TokenAccess } from "../accounts/accounts
 import { HttpError } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
+import { pathOf } from "./fast-route.ts";
 
 /**
  * Messaging routes: `Authorization: Bearer <token>` or the dialect's token query parameter. A
@@ -33,6 +34,9 @@ function messagingAccess(accounts: AccountRegistry, dialect: Dialect, request: R
   const access = token ? accounts.byAnyToken(token) : undefined;
   if (!access) throw new HttpError(401, "Unauthorized");
   if (access.readOnly && !READS.has(request.method)) throw new HttpError(403, readOnlyRefusal(request));
+  // Only a limited plan pays for reading the path (the publish path is hot).
+  const { burstPerSecond, maxMessagesPerDay } = access.account.limits;
+  if (Number.isFinite(burstPerSecond) || Number.isFinite(maxMessagesPerDay)) accounts.admit(access.account, request.method, pathOf(request.url));
   return access;
 }
 
