@@ -45,6 +45,7 @@ const WORKFLOWS = [
   "contract/workflow-sdk-hosted",
   "contract/workflow-sdk-lazy",
   "contract/workflow-sdk-logs",
+  "contract/workflow-sdk-redact",
   "contract/workflow-sdk-triggers",
   "contract/workflow-sdk-webhook",
   "contract/workflow-stats",

@@ -20,9 +20,10 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
     flowControlKey: m.flow?.key,
     callerIp: m.callerIp,
     callback: m.callback?.url,
-    callbackHeaders: m.callback?.headers.length ? m.callback.headers : undefined,
+    // A redacted header stays redacted wherever the message forwards it.
+    callbackHeaders: m.callback?.headers.length ? redactHeaders(m.callback.headers, m.redact) : undefined,
     failureCallback: m.failureCallback?.url,
-    failureCallbackHeaders: m.failureCallback?.headers.length ? m.failureCallback.headers : undefined,
+    failureCallbackHeaders: m.failureCallback?.headers.length ? redactHeaders(m.failureCallback.headers, m.redact) : undefined,
     timeoutMs: m.timeoutMs,
     ...extra,
   };

@@ -84,6 +84,7 @@ export class WorkflowPublishes {
       flow: m.flow,
       failureCallback: m.failureCallback,
       headers: m.headers,
+      redact: m.redact,
     };
     const run: RunRecord = {
       ...(existing ?? { accountId, runId: wf.runId, createdAt: nowMs, state: "RUN_STARTED" as const, callerIp: input.callerIp }),
@@ -114,6 +115,7 @@ export class WorkflowPublishes {
     if (!given("Retry-Delay")) m.retryDelayExpr = c.retryDelayExpr;
     if (!given("Flow-Control-Key")) m.flow = c.flow;
     if (!given("Failure-Callback")) m.failureCallback = c.failureCallback;
+    if (!given("Redact-Fields")) m.redact = c.redact;
     m.headers = mergeHeaders(c.headers, m.headers);
     this.runs.appendStep(this.entryOf(run, m, callType, nowMs));
     this.join(run, m, callType, false);
@@ -130,6 +132,7 @@ export class WorkflowPublishes {
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;
+    if (!given("Redact-Fields")) m.redact = c.redact;
     if (!m.callback) return;
     m.callback = {
       ...m.callback,
