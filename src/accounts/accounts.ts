@@ -27,7 +27,10 @@ export interface TokenAccess {
   readOnly: boolean;
 }
 
-/** An account without a configured read-only token gets one derived from its token: unguessable without it, the same at every start. */
+/**
+ * An account without a configured read-only token gets one derived from its token: unguessable
+ * without it, the same at every start.
+ */
 export const derivedReadOnlyToken = (token: string) =>
   "ro_" + new Bun.CryptoHasher("sha256").update(`svcd read-only:${token}`).digest("hex").slice(0, 40);
 
@@ -124,8 +127,8 @@ export class AccountRegistry {
     const hash = sha256(token);
     let found: TokenAccess | undefined;
     for (const c of this.credentials) {
-      for (const tokenHash of c.tokenHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = { account: c.account, readOnly: false };
-      for (const tokenHash of c.readOnlyHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = { account: c.account, readOnly: true };
+      for (const [hashes, readOnly] of [[c.tokenHashes, false], [c.readOnlyHashes, true]] as const)
+        for (const tokenHash of hashes) if (timingSafeEqual(tokenHash, hash) && !found) found = { account: c.account, readOnly };
     }
     return found;
   }

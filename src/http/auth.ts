@@ -36,7 +36,8 @@ function messagingAccess(accounts: AccountRegistry, dialect: Dialect, request: R
   if (access.readOnly && !READS.has(request.method)) throw new HttpError(403, readOnlyRefusal(request));
   // Only a limited plan pays for reading the path (the publish path is hot).
   const { burstPerSecond, maxMessagesPerDay } = access.account.limits;
-  if (Number.isFinite(burstPerSecond) || Number.isFinite(maxMessagesPerDay)) accounts.admit(access.account, request.method, pathOf(request.url));
+  if (Number.isFinite(burstPerSecond) || Number.isFinite(maxMessagesPerDay))
+    accounts.admit(access.account, request.method, pathOf(request.url));
   return access;
 }
 

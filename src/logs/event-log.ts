@@ -44,7 +44,12 @@ const errorAnswer = (e: { outcome: { status?: number; body?: Uint8Array; headers
 export const logEntries = {
   created: ({ message: m, atMs }: MessageEventMap["created"]) => [
     // The log keeps redacted fields redacted: only the message itself (until delivered) holds them.
-    entry(m, "CREATED", atMs, { header: redactHeaders(m.headers, m.redact), body: redactBody(m.body, m.redact), method: m.method, maxRetries: m.maxRetries }),
+    entry(m, "CREATED", atMs, {
+      header: redactHeaders(m.headers, m.redact),
+      body: redactBody(m.body, m.redact),
+      method: m.method,
+      maxRetries: m.maxRetries,
+    }),
   ],
   claimed: ({ message: m, atMs }: MessageEventMap["claimed"]) => [entry(m, "ACTIVE", atMs)],
   delivered: (e: MessageEventMap["delivered"]) => [entry(e.message, "DELIVERED", e.atMs, answer(e))],

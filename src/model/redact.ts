@@ -45,7 +45,8 @@ export function redactedValue(value: string | Uint8Array): string {
 export function redactHeaders(pairs: Array<[string, string]>, spec: RedactSpec | undefined): Array<[string, string]> {
   if (!spec || (!spec.allHeaders && !spec.headers)) return pairs;
   const names = new Set(spec.headers);
-  return pairs.map(([name, value]) => (spec.allHeaders || names.has(name.toLowerCase()) ? [name, redactedValue(value)] : [name, value]));
+  const hidden = (name: string) => spec.allHeaders || names.has(name.toLowerCase());
+  return pairs.map(([name, value]) => (hidden(name) ? [name, redactedValue(value)] : [name, value]));
 }
 
 const encoder = new TextEncoder();
