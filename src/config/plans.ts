@@ -57,7 +57,10 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     dlqRetentionMs: 3 * DAY,
     logRetentionMs: 3 * DAY,
     pricePer100k: 1,
-    burstPerSecond: 100,
+    // The hosted docs name a per-second burst limit but no figure any more (they once said 100
+    // for free and pay-as-you-go, 1000 for fixed plans): none unless the config file sets one, so
+    // a test suite polling the logs is never throttled.
+    burstPerSecond: Infinity,
     maxMessagesPerDay: 1000,
     index: {
       maxVectorCount: 200_000,
@@ -85,8 +88,6 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     dlqRetentionMs: 7 * DAY,
     logRetentionMs: 7 * DAY,
     pricePer100k: 1,
-    // The hosted pay-as-you-go plan has no daily limit, and a burst limit of 100 per second on
-    // listings; svcd leaves it out by default, so test suites polling logs are never throttled.
     burstPerSecond: Infinity,
     maxMessagesPerDay: Infinity,
     index: {
@@ -115,7 +116,7 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     dlqRetentionMs: 30 * DAY,
     logRetentionMs: 14 * DAY,
     pricePer100k: 1,
-    burstPerSecond: 1000,
+    burstPerSecond: Infinity,
     maxMessagesPerDay: 1_000_000,
     index: {
       maxVectorCount: 1_000_000_000,
