@@ -109,7 +109,11 @@ export class AccountRegistry {
   static entriesFrom(file: ConfigFile | null, seed: DefaultAccountSeed, hostedTokens = false): AccountConfig[] {
     if (file?.accounts && file.accounts.length > 0) return file.accounts;
     const builtIn = hostedTokens && seed.token === DEFAULT_ACCOUNT.token;
-    return [{ ...seed, token: builtIn ? hostedToken(seed.userId, seed.token) : seed.token }];
+    // A token of one's own keeps the well-known read-only token out: it is derived from the token
+    // instead (unless SVC_READONLY_TOKEN names one).
+    const knownReader = seed.readOnlyToken === DEFAULT_ACCOUNT.readOnlyToken && seed.token !== DEFAULT_ACCOUNT.token;
+    const token = builtIn ? hostedToken(seed.userId, seed.token) : seed.token;
+    return [{ ...seed, token, readOnlyToken: knownReader ? undefined : seed.readOnlyToken }];
   }
 
   all(): Account[] {

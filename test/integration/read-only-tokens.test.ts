@@ -110,6 +110,24 @@ for (const dialect of ["svc", "upstash"] as const) {
   });
 }
 
+test("a default account with a token of its own never answers to the well-known read-only token", async () => {
+  const s = await startTestServer({ config: { defaultAccount: { ...parsed({ SVC_TOKEN: "my-own-secret" }) } } });
+  try {
+    expect((await s.api("/v2/logs", { token: "svcd_dev_readonly_token" })).status).toBe(401);
+    const reader = s.ctx.accounts.all()[0]!.readOnlyToken;
+    expect(reader).toMatch(/^ro_/);
+    expect(await (await s.api("/__svc/status", { token: reader })).json()).toMatchObject({ readOnly: true });
+  } finally {
+    await s.stop();
+  }
+});
+
+function parsed(env: Record<string, string>) {
+  const result = parseCommandLine([], env);
+  if (result.kind !== "run") throw new Error("expected a run");
+  return result.config.defaultAccount;
+}
+
 test("the default account's read-only token: svcd_dev_readonly_token unless SVC_READONLY_TOKEN says otherwise", () => {
   const run = (env: Record<string, string>) => {
     const parsed = parseCommandLine([], env);
