@@ -1,3 +1,4 @@
+import { RequestLimits } from "./accounts/rate-limits.ts";
 import { AccountRegistry } from "./accounts/accounts.ts";
 import { batchRoutes } from "./batch/routes.ts";
 import { BatchService } from "./batch/service.ts";
@@ -139,11 +140,13 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const storage = options.storage ?? openStorageEngine(config, log);
   const { commit, stores } = storage;
   const hostedTokens = dialect.name === "upstash";
+  const requestLimits = new RequestLimits(clock);
   const accounts = new AccountRegistry(
     stores.accounts,
     AccountRegistry.entriesFrom(configFile, config.defaultAccount, hostedTokens),
     configFile?.plans,
     hostedTokens,
+    requestLimits,
   );
   const ctx: AppContext = { config, clock, log, dialect, accounts, commit };
   const usage = new MetricsEngine(stores.rollups, clock, { log });
@@ -175,6 +178,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     scheduleStatesListener(scheduleStore),
     workflowHooks.listener,
     rateWindowListener(flowSettings, flowKeys),
+    requestLimits.listener(accounts),
     ...(options.messageListeners ?? []),
   ]);
   logDeliveries(events, log);

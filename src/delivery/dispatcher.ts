@@ -22,6 +22,7 @@ const STORAGE_RETRY_MS = 500;
 
 export interface DispatcherDeps {
   clock: Clock;
+  config: { region: string };
   log: Logger;
   dialect: Dialect;
   accounts: AccountRegistry;
@@ -66,7 +67,11 @@ export class Dispatcher implements BackgroundService {
   private recovery: StorageRetry | null = null;
   private readonly claimTx;
 
+  /** How a delivery names this server: its dialect's headers and its region. */
+  private readonly wire: { dialect: Dialect; region: string };
+
   constructor(private readonly deps: DispatcherDeps) {
+    this.wire = { dialect: deps.dialect, region: deps.config.region };
     this.clock = deps.clock;
     this.store = deps.store;
     this.inFlight = deps.inFlight;
@@ -291,12 +296,12 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const body = this.deps.deliveryBody?.(m);
-    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, body));
+    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.wire, ticket, body));
     // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
     // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
     body.then(
       (read) => {
-        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.deps.dialect, ticket, read));
+        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.wire, ticket, read));
       },
       (error) => {
         if (!this.inFlight.peek(ticket)) return;

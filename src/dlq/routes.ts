@@ -104,11 +104,12 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
       set.status = 201;
       return { messageId };
     }, { params: DlqIdParams, parse: "none", detail: apiDoc({ summary: "Re-publish a DLQ message", parameters: settingParameters(ctx.dialect), responses: { 201: jsonContent(NewMessageJson, "the new message") } }) })
-    .post("/v2/dlq/retry", async ({ account, request }) => {
+    .post("/v2/dlq/retry", async ({ account, request, set }) => {
       const { filter, count, after } = await bulkSelection(request);
       const { page, cursor } = takePage(await store.readOldest(account.id, filter, after, count + 1), count, (e) => e.seq);
       const messageIds = await service.retry(account, page.map((e) => e.dlqId), request.headers);
-      // A bulk retry answers `cursor: ""` when nothing more matches, as the hosted service does.
+      // A bulk retry answers `cursor: ""` when nothing more matches as the hosted service does; 201 as it documents.
+      set.status = 201;
       return { cursor: cursor ?? "", responses: messageIds.flatMap((id) => (id ? [{ messageId: id }] : [])) };
-    }, { parse: "none", detail: apiDoc({ summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000), ...settingParameters(ctx.dialect)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 200: jsonContent(RetriedJson, "the new messages") } }) });
+    }, { parse: "none", detail: apiDoc({ summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000), ...settingParameters(ctx.dialect)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 201: jsonContent(RetriedJson, "the new messages") } }) });
 }

@@ -51,6 +51,7 @@ export class DlqService {
           callback: given("Callback") ? overrides.callback : old.callback,
           failureCallback: given("Failure-Callback") ? overrides.failureCallback : old.failureCallback,
           labels: given("Label") ? overrides.labels : old.labels,
+          redact: given("Redact-Fields") ? overrides.redact : old.redact,
           headers: mergeHeaders(old.headers, overrides.headers),
         };
         this.store.delete(account.id, dlqId);

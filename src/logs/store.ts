@@ -29,7 +29,11 @@ export interface EventRow {
   shared_body?: number | null;
 }
 
-type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr">;
+type EventData = Pick<
+  EventRecord,
+  | "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr"
+  | "responseHeaders" | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "timeoutMs"
+>;
 
 /** What readers rely on in the `data` column (the rest of EventData is optional and shown as stored). */
 const readData = jsonColumn(
@@ -62,6 +66,12 @@ export function eventRowOf(e: EventRecord) {
     header: e.header,
     responseStatus: e.responseStatus,
     retryDelayExpr: e.retryDelayExpr,
+    responseHeaders: e.responseHeaders,
+    callback: e.callback,
+    callbackHeaders: e.callbackHeaders,
+    failureCallback: e.failureCallback,
+    failureCallbackHeaders: e.failureCallbackHeaders,
+    timeoutMs: e.timeoutMs,
   };
   return {
     account_id: e.accountId,

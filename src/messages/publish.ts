@@ -205,6 +205,7 @@ export class PublishService {
       flow: o.flow,
       callback: o.callback,
       failureCallback: o.failureCallback,
+      redact: o.redact,
     };
   }
 }

@@ -3,6 +3,7 @@ import { labelFields } from "../model/labels.ts";
 import { fromBase64 } from "../util/base64.ts";
 import type { RunRecord, StepDeliveryState, StepEntry, StepError, StepIdentity, Waiter } from "./model.ts";
 import { isPlanStep, parseStep, textOf, type ParsedStep } from "./raw-steps.ts";
+import { redactStepGroups } from "./redact-log.ts";
 
 export type StepLog = Record<string, unknown>;
 export type StepLogGroup =
@@ -351,7 +352,7 @@ export function runLog(run: RunRecord, entries: StepEntry[], facts: RunLogFacts)
     failureFunction: failure
       ? compact({ ...failure, errors: facts.errors.get(failure.messageId) })
       : undefined,
-    steps: builder.finish(),
+    steps: redactStepGroups(builder.finish(), run.config.redact),
     workflowRunResponse: run.result,
     invoker: run.invoker
       ? {

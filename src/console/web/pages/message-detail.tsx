@@ -73,7 +73,7 @@ export function MessageDetail({ id }: { id: string }) {
         }
       >
         {pending && (
-          <button
+          <button data-write
             type="button"
             class="danger"
             onClick={() => confirm(`Cancel message ${id}?`) && act("Cancel", () => api(`/v2/messages/${encodeURIComponent(id)}`, { method: "DELETE" }), () => `Canceled ${id}`)}
@@ -86,7 +86,7 @@ export function MessageDetail({ id }: { id: string }) {
             <a class="button" href={href(`/dlq/${dlq.dlqId}`)}>
               DLQ entry
             </a>
-            <button
+            <button data-write
               type="button"
               class="primary"
               onClick={async () => {

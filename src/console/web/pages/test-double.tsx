@@ -100,7 +100,7 @@ export function TestDoublePage() {
           <p>
             <b>Flush</b> waits until nothing is due and nothing is in flight (callbacks included).
           </p>
-          <button type="button" onClick={() => act("Flush", () => api("/__svc/flush", { method: "POST" }), () => "Everything due was delivered")}>
+          <button data-write type="button" onClick={() => act("Flush", () => api("/__svc/flush", { method: "POST" }), () => "Everything due was delivered")}>
             Flush
           </button>
           <hr />
@@ -108,7 +108,7 @@ export function TestDoublePage() {
             <b>Reset</b> wipes this account's messages, DLQ, logs, URL Groups, schedules, queues and statistics. Credentials and
             signing keys stay.
           </p>
-          <button
+          <button data-write
             type="button"
             class="danger"
             onClick={() => {
