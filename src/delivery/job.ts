@@ -2,10 +2,10 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { laneKey } from "../flow-control/lane-key.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { DeliveryJob } from "./worker-protocol.ts";
+import type { DeliveryJob, JobFault } from "./worker-protocol.ts";
 
 /** The request a message becomes: its own headers plus the delivery headers (docs/messaging-api.md, Delivery). */
-export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number, body?: Uint8Array): DeliveryJob {
+export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number, body?: Uint8Array, fault?: JobFault): DeliveryJob {
   const p = dialect.prefix;
   const headers: Array<[string, string]> = [...m.headers];
   headers.push(["User-Agent", dialect.userAgent]);
@@ -32,5 +32,6 @@ export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, t
     headersOf2xx: m.callback !== undefined || m.workflow !== undefined,
     // The worker's lanes are per account: the same key of two accounts is two lanes.
     flow: m.flow ? { ...m.flow, key: laneKey(m.accountId, m.flow.key) } : undefined,
+    fault,
   };
 }

@@ -44,28 +44,56 @@ const gate = new FlowGate(
 let slots = new RequestSlots(KEEP_ALIVE_POOL, SLOW_REQUEST_MS);
 
 async function deliver(job: DeliveryJob, startedAt = now()) {
+  const fault = job.fault;
+  if (fault?.kind === "delay") await waitOnClock(fault.delayMs ?? 0);
   let t0 = 0;
-  const result = await slots.run(() => {
-    t0 = performance.now();
-    const headers = new Headers(job.headers);
-    headers.set(
-      job.signatureHeader,
-      // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
-      // even when the server runs on a manual clock.
-      signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
-    );
-    return performRequest({
-      url: job.url,
-      method: job.method,
-      headers,
-      body: job.body,
-      timeoutMs: job.timeoutMs,
-      maxResponseBytes: job.maxResponseBytes,
-      headersOf2xx: job.headersOf2xx,
+  const attempt = () =>
+    slots.run(() => {
+      t0 = performance.now();
+      const headers = new Headers(job.headers);
+      headers.set(
+        job.signatureHeader,
+        // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
+        // even when the server runs on a manual clock.
+        signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
+      );
+      return performRequest({
+        url: job.url,
+        method: job.method,
+        headers,
+        body: job.body,
+        timeoutMs: job.timeoutMs,
+        maxResponseBytes: job.maxResponseBytes,
+        headersOf2xx: job.headersOf2xx,
+      });
     });
-  });
-  report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result });
+  let result = await attempt();
+  // As after a crash between the request and its record: the receiver gets the message again.
+  if (fault?.kind === "duplicate") result = await attempt();
+  if (fault?.kind === "timeout-after-answer" && result.status !== undefined)
+    result = { error: `injected fault: the receiver answered ${result.status}, reported as a timeout (no answer within ${job.timeoutMs} ms)` };
+  const marked = fault ? { fault: { kind: fault.kind, rule: fault.rule } } : {};
+  report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result, ...marked });
 }
+
+/** Delays of injected faults run on this thread's copy of the server's clock (a manual clock moves them). */
+function waitOnClock(ms: number): Promise<void> {
+  return new Promise((resolve) => clock.at(now() + ms, resolve));
+}
+
+/**
+ * A reorder fault: the job waits outside its flow-control lane, holding no slot of it, so the
+ * key's messages dispatched meanwhile overtake it; then it joins the lane like any other.
+ */
+function submit(job: DeliveryJob, held = false): void {
+  if (job.fault?.kind === "reorder" && !held) {
+    void waitOnClock(job.fault.delayMs ?? DEFAULT_REORDER_MS).then(() => submit(job, true));
+    return;
+  }
+  if (job.flow) gate.submit({ ...job, flow: job.flow });
+  else void deliver(job);
+}
+const DEFAULT_REORDER_MS = 1_000;
 
 /**
  * Outcomes go back in one message per turn of this thread's event loop: at a few thousand
@@ -107,10 +135,7 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
       slots = new RequestSlots(Math.max(8, Math.floor(KEEP_ALIVE_POOL / msg.workers)), SLOW_REQUEST_MS);
       break;
     case "deliver":
-      for (const job of unpackJobs(msg.jobs)) {
-        if (job.flow) gate.submit({ ...job, flow: job.flow });
-        else void deliver(job);
-      }
+      for (const job of unpackJobs(msg.jobs)) submit(job);
       break;
     case "cancel": {
       const job = gate.cancel(msg.ticket);

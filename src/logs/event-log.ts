@@ -22,9 +22,10 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
   };
 }
 
-const answer = (e: { outcome: { status?: number; body?: Uint8Array } }) => ({
+const answer = (e: { outcome: { status?: number; body?: Uint8Array; fault?: { kind: string; rule: string } } }) => ({
   responseStatus: e.outcome.status,
   responseBody: e.outcome.body,
+  fault: e.outcome.fault,
 });
 
 /** The log entries (`GET /v2/logs`) each lifecycle event writes, oldest first. */

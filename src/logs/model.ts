@@ -33,4 +33,6 @@ export interface EventRecord {
   body?: Uint8Array;
   responseStatus?: number;
   responseBody?: Uint8Array;
+  /** An injected fault shaped this attempt (docs/test-double.md, Fault injection). */
+  fault?: { kind: string; rule: string };
 }

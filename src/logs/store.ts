@@ -29,7 +29,7 @@ export interface EventRow {
   shared_body?: number | null;
 }
 
-type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr">;
+type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr" | "fault">;
 
 /** What readers rely on in the `data` column (the rest of EventData is optional and shown as stored). */
 const readData = jsonColumn(
@@ -41,6 +41,7 @@ const readData = jsonColumn(
     maxRetries: Type.Optional(Type.Number()),
     header: Type.Optional(HeaderPairs),
     responseStatus: Type.Optional(Type.Number()),
+    fault: Type.Optional(Type.Object({ kind: Type.String(), rule: Type.String() })),
   }),
 );
 
@@ -62,6 +63,7 @@ export function eventRowOf(e: EventRecord) {
     header: e.header,
     responseStatus: e.responseStatus,
     retryDelayExpr: e.retryDelayExpr,
+    fault: e.fault,
   };
   return {
     account_id: e.accountId,
