@@ -13,9 +13,13 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let s: TestServer;
 let rx: Receiver;
+/** svcd's own log lines (info and up), as an operator reads them. */
+const lines: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+const record = (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ msg, fields });
+const logger = { debug() {}, info: record, warn: record, error: record, enabled: (level: string) => level !== "debug" };
 
 beforeAll(async () => {
-  s = await startTestServer({ config: { clock: "manual" } });
+  s = await startTestServer({ config: { clock: "manual" }, logger });
   rx = await startReceiver();
 });
 afterAll(async () => {
@@ -106,6 +110,8 @@ describe("API faults", () => {
     expect(res.headers.get("ratelimit-remaining")).toBe("0");
     expect(Number(res.headers.get("ratelimit-reset"))).toBe(Math.ceil((Math.floor(now / 86_400_000) + 1) * 86_400));
     expect(res.headers.get("svcd-injected-fault")).toMatch(/^rate-limit; rule=fault_/);
+    const line = lines.find((l) => l.msg === "injected fault" && l.fields.fault === "rate-limit");
+    expect(line?.fields).toMatchObject({ method: "POST", path: `/v2/publish/${rx.url}/x` });
     // Nothing was stored: the second publish is the only message.
     await publish("/x");
     await flush(s.api);
@@ -200,6 +206,9 @@ describe("delivery faults", () => {
     expect(error.fault).toEqual({ kind: "timeout-after-answer", rule: rule.id });
     expect(error.error).toContain("injected fault: the receiver answered 200");
     expect(log.find((e) => e.state === "DELIVERED")!.fault).toBeUndefined();
+    // svcd's own delivery lines say it too: the failed attempt was injected, the retry was real.
+    const attempts = lines.filter((l) => l.msg === "delivery" && l.fields.messageId === id);
+    expect(attempts.map((l) => [l.fields.result, l.fields.fault ?? null])).toEqual([["retry", "timeout-after-answer"], ["delivered", null]]);
     expect(await injected("timeout-after-answer")).toBe(before + 1);
   });
 
