@@ -71,7 +71,9 @@ async function deliver(job: DeliveryJob, startedAt = now()) {
   // As after a crash between the request and its record: the receiver gets the message again.
   if (fault?.kind === "duplicate") result = await attempt();
   if (fault?.kind === "timeout-after-answer" && result.status !== undefined)
-    result = { error: `injected fault: the receiver answered ${result.status}, reported as a timeout (no answer within ${job.timeoutMs} ms)` };
+    result = {
+      error: `injected fault: the receiver answered ${result.status}, reported as a timeout (no answer within ${job.timeoutMs} ms)`,
+    };
   const marked = fault ? { fault: { kind: fault.kind, rule: fault.rule } } : {};
   report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result, ...marked });
 }

@@ -13,7 +13,8 @@ export function deliveryFaults(rules: FaultRules, log: Logger): (m: MessageRecor
     if (rules.empty) return undefined;
     const rule = rules.forDelivery(m.accountId, { url: m.url, labels: m.labels, flowControlKey: m.flow?.key, queue: m.queueName });
     if (!rule) return undefined;
-    log.info("injected fault", { fault: rule.kind, faultRule: rule.id, account: m.accountId, messageId: m.id, attempt: m.retried + 1 });
+    const attempt = m.retried + 1;
+    log.info("injected fault", { fault: rule.kind, faultRule: rule.id, account: m.accountId, messageId: m.id, attempt });
     return { kind: rule.kind as DeliveryFaultKind, rule: rule.id, delayMs: rule.delayMs };
   };
 }

@@ -29,12 +29,18 @@ export const FaultRuleInputJson = Type.Object(
     kind: Kind,
     match: Type.Optional(FaultMatchJson),
     probability: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: "fire on a match with this chance" })),
-    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295, description: "seed of the rule's random draws (default: chosen, and listed)" })),
+    seed: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 4294967295, description: "seed of the rule's random draws (default: chosen, and listed)" }),
+    ),
     every: Type.Optional(Type.Integer({ minimum: 1, description: "fire on every Nth match" })),
     times: Type.Optional(Type.Integer({ minimum: 1, description: "fire on the next N matches, then stop" })),
-    delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: "delay, reorder and slow: ms on the server's clock" })),
+    delayMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 86_400_000, description: "delay, reorder and slow: ms on the server's clock" }),
+    ),
     status: Type.Optional(Type.Union([Type.Literal(500), Type.Literal(503)], { description: "error: the status (default 500)" })),
-    scope: Type.Optional(Type.Union([Type.Literal("burst"), Type.Literal("daily")], { description: "rate-limit: which limit (default burst)" })),
+    scope: Type.Optional(
+      Type.Union([Type.Literal("burst"), Type.Literal("daily")], { description: "rate-limit: which limit (default burst)" }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: "rate-limit: the limit the headers state" })),
     message: Type.Optional(Type.String({ minLength: 1, description: "quota: the error text" })),
   },

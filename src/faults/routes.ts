@@ -30,7 +30,10 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
         body: FaultRuleInputJson,
         detail: apiDoc({
           summary: "Add a fault rule: deliveries or API answers it matches fail as the rule says",
-          responses: { 201: jsonContent(FaultRuleJson, "the rule, with its id and seed"), 400: jsonContent(ErrorJson, "an invalid rule") },
+          responses: {
+            201: jsonContent(FaultRuleJson, "the rule, with its id and seed"),
+            400: jsonContent(ErrorJson, "an invalid rule"),
+          },
         }),
       },
     )
@@ -53,7 +56,10 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
       {
         detail: apiDoc({
           summary: "Remove one fault rule",
-          responses: { 200: jsonContent(Type.Object({ deleted: Type.Literal(1) }), "removed"), 404: jsonContent(ErrorJson, "no such rule") },
+          responses: {
+            200: jsonContent(Type.Object({ deleted: Type.Literal(1) }), "removed"),
+            404: jsonContent(ErrorJson, "no such rule"),
+          },
         }),
       },
     );

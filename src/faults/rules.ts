@@ -39,7 +39,8 @@ export class FaultRules {
     const entries = this.byAccount.get(accountId) ?? [];
     if (entries.length >= MAX_RULES) throw badRequest(`too many fault rules: at most ${MAX_RULES}`);
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 32);
-    const rule: FaultRule = { ...input, id: "fault_" + randomBase58(16), createdAt: this.deps.clock.now(), seed, matched: 0, fired: 0 };
+    const id = "fault_" + randomBase58(16);
+    const rule: FaultRule = { ...input, id, createdAt: this.deps.clock.now(), seed, matched: 0, fired: 0 };
     entries.push({ rule, draw: seededRandom(seed) });
     this.byAccount.set(accountId, entries);
     return { ...rule };

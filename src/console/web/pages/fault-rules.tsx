@@ -29,6 +29,9 @@ function firing(r: FaultRule): string {
   return "always";
 }
 
+/** What the rule does beyond its kind (delayMs, status, scope, limit, message). */
+const settingsOf = (r: FaultRule) => Object.fromEntries(Object.entries(r).filter(([k]) => !SHOWN.has(k)));
+
 const describe = (fields: Record<string, unknown> | undefined) =>
   Object.entries(fields ?? {})
     .map(([k, v]) => `${k}=${String(v)}`)
@@ -45,12 +48,19 @@ export function FaultRulesCard() {
       return `Rule ${r.id} added`;
     });
   const remove = (id?: string) =>
-    act(id ? "Remove rule" : "Remove all rules", () => api(id ? `/__svc/faults/${id}` : "/__svc/faults", { method: "DELETE" }), () =>
-      id ? `Rule ${id} removed` : "Every rule removed",
+    act(
+      id ? "Remove rule" : "Remove all rules",
+      () => api(id ? `/__svc/faults/${id}` : "/__svc/faults", { method: "DELETE" }),
+      () => (id ? `Rule ${id} removed` : "Every rule removed"),
     );
+  const removeAll = (
+    <button type="button" class="small danger" onClick={() => remove()}>
+      Remove all
+    </button>
+  );
 
   return (
-    <Card title="Fault rules" actions={rules.length > 0 && <button type="button" class="small danger" onClick={() => remove()}>Remove all</button>}>
+    <Card title="Fault rules" actions={rules.length > 0 && removeAll}>
       <p class="muted">
         Injected failures of this account's deliveries and API answers. Every one is marked in the logs, the message timeline and{" "}
         <code>svcd_faults_injected_total</code>. Reset removes them.
@@ -77,7 +87,7 @@ export function FaultRulesCard() {
                     <Mono>{r.id}</Mono>
                   </td>
                   <td>
-                    {r.kind} <span class="muted small">{describe(Object.fromEntries(Object.entries(r).filter(([k]) => !SHOWN.has(k))))}</span>
+                    {r.kind} <span class="muted small">{describe(settingsOf(r))}</span>
                   </td>
                   <td>{describe(r.match) || "everything"}</td>
                   <td>{firing(r)}</td>
@@ -103,7 +113,14 @@ export function FaultRulesCard() {
         }}
       >
         <Field label="New rule (JSON)" hint="kind, match, and one of probability (with seed), every, times" wide>
-          <textarea name="fault-rule" rows={3} placeholder={EXAMPLE} value={text} onInput={(e) => setText(e.currentTarget.value)} spellcheck={false} />
+          <textarea
+            name="fault-rule"
+            rows={3}
+            placeholder={EXAMPLE}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+            spellcheck={false}
+          />
         </Field>
         <button type="submit">Add rule</button>
       </form>
