@@ -45,7 +45,12 @@ let slots = new RequestSlots(KEEP_ALIVE_POOL, SLOW_REQUEST_MS);
 
 async function deliver(job: DeliveryJob, startedAt = now()) {
   const fault = job.fault;
-  if (fault?.kind === "delay") await waitOnClock(fault.delayMs ?? 0);
+  if (fault?.kind === "delay") {
+    // Taken out while it waits (a cancel, a shutdown): whoever took it reports it; this attempt
+    // ends here, so a flow-control lane gets its slot back.
+    const go = await new Promise<boolean>((resolve) => hold(job, fault.delayMs ?? 0, () => resolve(true), () => resolve(false)));
+    if (!go) return;
+  }
   let t0 = 0;
   const attempt = () =>
     slots.run(() => {
@@ -78,20 +83,33 @@ async function deliver(job: DeliveryJob, startedAt = now()) {
   report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result, ...marked });
 }
 
-/** Delays of injected faults run on this thread's copy of the server's clock (a manual clock moves them). */
-function waitOnClock(ms: number): Promise<void> {
-  return new Promise((resolve) => clock.at(now() + ms, resolve));
+/** Jobs an injected delay or reorder holds back, by ticket: a cancel or a shutdown takes them out unstarted. */
+const held = new Map<number, { job: DeliveryJob; cancelTimer: () => void; dropped?: () => void }>();
+
+/** Injected delays run on this thread's copy of the server's clock (a manual clock moves them). */
+function hold(job: DeliveryJob, ms: number, then: () => void, dropped?: () => void): void {
+  const cancelTimer = clock.at(now() + ms, () => {
+    if (held.delete(job.ticket)) then();
+  });
+  held.set(job.ticket, { job, cancelTimer, dropped });
+}
+
+function unhold(ticket: number): DeliveryJob | undefined {
+  const entry = held.get(ticket);
+  if (!entry) return undefined;
+  held.delete(ticket);
+  entry.cancelTimer();
+  entry.dropped?.();
+  return entry.job;
 }
 
 /**
  * A reorder fault: the job waits outside its flow-control lane, holding no slot of it, so the
  * key's messages dispatched meanwhile overtake it; then it joins the lane like any other.
  */
-function submit(job: DeliveryJob, held = false): void {
-  if (job.fault?.kind === "reorder" && !held) {
-    void waitOnClock(job.fault.delayMs ?? DEFAULT_REORDER_MS).then(() => submit(job, true));
-    return;
-  }
+function submit(job: DeliveryJob, reordered = false): void {
+  const { fault } = job;
+  if (fault?.kind === "reorder" && !reordered) return hold(job, fault.delayMs ?? DEFAULT_REORDER_MS, () => submit(job, true));
   if (job.flow) gate.submit({ ...job, flow: job.flow });
   else void deliver(job);
 }
@@ -140,7 +158,7 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
       for (const job of unpackJobs(msg.jobs)) submit(job);
       break;
     case "cancel": {
-      const job = gate.cancel(msg.ticket);
+      const job = gate.cancel(msg.ticket) ?? unhold(msg.ticket);
       // The pool still counts the job as in flight until an outcome for it arrives.
       if (job) {
         report({ ticket: job.ticket, messageId: job.messageId, error: "cancelled before delivery", startedAt: now(), durationMs: 0 });
@@ -156,9 +174,11 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
     case "flow-forget":
       gate.forget(msg.prefix);
       break;
-    case "release-waiting":
-      post({ type: "released", tickets: gate.releaseWaiting().map((job) => job.ticket) });
+    case "release-waiting": {
+      const unstarted = [...gate.releaseWaiting(), ...[...held.keys()].flatMap((ticket) => unhold(ticket) ?? [])];
+      post({ type: "released", tickets: unstarted.map((job) => job.ticket) });
       break;
+    }
     case "flow-stats":
       post({ type: "flow-stats", id: msg.id, stats: gate.stats({ key: msg.key, prefix: msg.prefix }) });
       break;

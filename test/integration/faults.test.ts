@@ -10,6 +10,7 @@ import { advance, flush, json } from "../helpers/control.ts";
 import { parseExposition } from "../helpers/prometheus.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 let s: TestServer;
 let rx: Receiver;
@@ -221,6 +222,19 @@ describe("delivery faults", () => {
     await rx.waitFor(1);
     await flush(s.api);
     expect((await logsOf(id)).find((e) => e.state === "DELIVERED")!.fault?.kind).toBe("delay");
+  });
+
+  test("a message cancelled while an injected delay holds it is never delivered, and its key's slot is free again", async () => {
+    await addRule({ kind: "delay", delayMs: 60_000, times: 1, match: { flowControlKey: "one" } });
+    const flow = { "Svc-Flow-Control-Key": "one", "Svc-Flow-Control-Value": "parallelism=1" };
+    const held = await publish("/held", flow);
+    await waitUntil(async () => (await logsOf(held)).some((e) => e.state === "ACTIVE"), { what: "the held attempt started" });
+    expect((await s.api(`/v2/messages/${held}`, { method: "DELETE" })).status).toBe(200);
+    await publish("/next", flow);
+    await flush(s.api);
+    expect(rx.received.map((r) => r.path)).toEqual(["/next"]);
+    await advance(s.api, { ms: 60_000 }, { flush: true });
+    expect(rx.received.map((r) => r.path)).toEqual(["/next"]);
   });
 
   test("reorder: a message of a flow-control key is overtaken by the next ones of its key", async () => {
