@@ -5,6 +5,7 @@ import { HttpError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { authenticateMessaging } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
+import { pathOf } from "../http/fast-route.ts";
 import type { FaultRule } from "./model.ts";
 import { rateLimitHeaders } from "./rate-limit-headers.ts";
 import type { FaultRules } from "./rules.ts";
@@ -69,11 +70,4 @@ function answer(rule: FaultRule, nowMs: number, path: string, log: Logger): Resp
       return errorResponse(new HttpError(status, text, marker), path, log);
     }
   }
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const q = url.indexOf("?", start);
-  return q < 0 ? url.slice(start) : url.slice(start, q);
 }

@@ -68,7 +68,7 @@ export function fastRoutes(
 }
 
 /** The path of an absolute request URL, without its query. */
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start < 0) return "/";
   const q = url.indexOf("?", start);

@@ -81,6 +81,12 @@ describe("the rules at /__svc/faults", () => {
     expect(await rules()).toEqual([]);
   });
 
+  test("are described in the OpenAPI document", async () => {
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths["/__svc/faults"] ?? {}).sort()).toEqual(["delete", "get", "post"]);
+    expect(Object.keys(doc.paths["/__svc/faults/{id}"] ?? {})).toEqual(["delete"]);
+  });
+
   test("refuse a rule that cannot work, with the reason (400)", async () => {
     const bad = [
       [{ kind: "explode" }, "kind"],
