@@ -13,6 +13,7 @@ const FILES = [
   "control-plane",
   "dedup",
   "dlq-ids",
+  "faults",
   "flow-control",
   "flow-control-steering",
   "isolation",

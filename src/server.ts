@@ -34,6 +34,7 @@ import { FlowControlService } from "./flow-control/service.ts";
 import { FlowKeySettings, rateWindowListener } from "./flow-control/steering.ts";
 import { flowWorkerGreeting } from "./flow-control/worker-greeting.ts";
 import { buildHttpApp } from "./http/app.ts";
+import { createFaultDomain } from "./faults/domain.ts";
 import type { RoutePlugin } from "./http/plugin.ts";
 import { listen } from "./http/listen.ts";
 import { eventLogListener } from "./logs/event-log.ts";
@@ -208,6 +209,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     accounts.all().map((a) => ({ accountId: a.id, max: a.limits.flowGlobalParallelism })),
   );
   const greeting = () => flowWorkerGreeting({ settings: flowSettings, keys: flowKeys, global: globalSlots, clock });
+  // Fault injection: rules a test sets; the dispatcher asks them for each attempt, the HTTP app for each request.
+  const faults = createFaultDomain(ctx);
   const pool = new WorkerPool({ size: config.workers, onOutcome: recorder.add, log, clock, greeting });
   const dispatcher = new Dispatcher({
     ...ctx,
@@ -219,6 +222,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     gate: flowLanes,
     wakeSignal: wake,
     deliveryBody: workflowHooks.deliveryBody,
+    fault: faults.deliveryFault,
   });
   const forget = (messageId: string) => dispatcher.forget(messageId);
 
@@ -301,6 +305,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     { name: "dedup", reset: (id) => dedupStore.deleteAccount(id) },
     { name: "workflows", reset: (id) => workflows.reset(id) },
     { name: "flow-control", reset: (id) => flow.forgetAccount(id) },
+    faults.resetPart,
   ]);
   // Other processes sharing the storage: what they make due wakes this dispatcher; schedules and
   // rotated keys they changed are followed here too.
@@ -326,6 +331,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     workerLoad: () => pool.load,
     workerBusySeconds: () => pool.busySeconds,
     storageBytes: () => storage.sizeBytes(),
+    faultsInjected: () => faults.rules.injectedCounts(),
   });
   // Live views (the console): the account's message events as server-sent events.
   const liveEvents = new LiveEventStreams(events);
@@ -379,6 +385,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     }),
     ...management.controlRoutes,
     controlRoutes(ctx, control),
+    faults.routes,
     statusRoutes(ctx, {
       messageCounts: (id, nowMs) => messageStore.accountCensus(id, nowMs),
       heldByWorkers: async (id) => (await pool.flowStats({ prefix: lanePrefix(id) })).reduce((n, lane) => n + lane.waiting, 0),
@@ -404,6 +411,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     observeRequest,
     // Publishing is the hottest request: Bun routes it straight to its handler.
     [publishRoute(ctx, publisher), enqueueRoute(ctx, queues, publisher)],
+    faults.intercept,
   );
   const managementApp = separateManagement ? buildHttpApp([...controlPlugins, docs, ...managementPlugins], log, {}, observeRequest) : null;
 

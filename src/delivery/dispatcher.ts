@@ -15,6 +15,7 @@ import type { InFlightAttempts } from "./in-flight.ts";
 import { buildJob } from "./job.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";
 import type { WorkerPool } from "./pool.ts";
+import type { JobFault } from "./worker-protocol.ts";
 
 const CLAIM_BATCH = 512;
 /** Wall-clock pause before trying the database again after a storage error. */
@@ -38,6 +39,8 @@ export interface DispatcherDeps {
   /** A body to deliver instead of the stored one (a workflow step carries its run's steps); an engine may read it later. */
   deliveryBody?: (m: MessageRecord) => Maybe<Uint8Array | undefined>;
   maxInFlight?: number;
+  /** A fault a test's rule injects into this attempt (the faults domain decides; it goes with the job). */
+  fault?: (m: MessageRecord) => JobFault | undefined;
 }
 
 /**
@@ -295,13 +298,14 @@ export class Dispatcher implements BackgroundService {
       this.deps.recorder.add({ ticket, messageId: m.id, error: "account no longer configured", startedAt: this.clock.now(), durationMs: 0 });
       return;
     }
+    const fault = this.deps.fault?.(m);
     const body = this.deps.deliveryBody?.(m);
-    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.wire, ticket, body));
+    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.wire, ticket, body, fault));
     // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
     // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
     body.then(
       (read) => {
-        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.wire, ticket, read));
+        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.wire, ticket, read, fault));
       },
       (error) => {
         if (!this.inFlight.peek(ticket)) return;

@@ -2,7 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { laneKey } from "../flow-control/lane-key.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { DeliveryJob } from "./worker-protocol.ts";
+import type { DeliveryJob, JobFault } from "./worker-protocol.ts";
 
 /** The request a message becomes: its own headers plus the delivery headers (docs/messaging-api.md, Delivery). */
 export function buildJob(
@@ -11,6 +11,7 @@ export function buildJob(
   where: { dialect: Dialect; region: string },
   ticket: number,
   body?: Uint8Array,
+  fault?: JobFault,
 ): DeliveryJob {
   const { dialect } = where;
   const p = dialect.prefix;
@@ -41,5 +42,6 @@ export function buildJob(
     headersOf2xx: m.callback !== undefined || m.workflow !== undefined,
     // The worker's lanes are per account: the same key of two accounts is two lanes.
     flow: m.flow ? { ...m.flow, key: laneKey(m.accountId, m.flow.key) } : undefined,
+    fault,
   };
 }

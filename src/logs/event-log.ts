@@ -29,9 +29,10 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
   };
 }
 
-const answer = (e: { outcome: { status?: number; body?: Uint8Array } }) => ({
+const answer = (e: { outcome: { status?: number; body?: Uint8Array; fault?: { kind: string; rule: string } } }) => ({
   responseStatus: e.outcome.status,
   responseBody: e.outcome.body,
+  fault: e.outcome.fault,
 });
 
 /** An ERROR entry also keeps the answer's headers (the hosted logs show them there only). */

@@ -41,4 +41,6 @@ export interface EventRecord {
   failureCallbackHeaders?: Array<[string, string]>;
   /** The per-attempt timeout of the message, ms. */
   timeoutMs?: number;
+  /** An injected fault shaped this attempt (docs/test-double.md, Fault injection). */
+  fault?: { kind: string; rule: string };
 }

@@ -44,6 +44,8 @@ function eventView(e: EventRecord) {
     // Both names: the official clients read one or the other.
     retryDelayExpression: e.retryDelayExpr,
     retryDelayExpr: e.retryDelayExpr,
+    // Only on attempts a test's fault rule shaped: an injected failure never passes for a real one.
+    fault: e.fault,
   });
 }
 

@@ -33,6 +33,7 @@ type EventData = Pick<
   EventRecord,
   | "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr"
   | "responseHeaders" | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "timeoutMs"
+  | "fault"
 >;
 
 /** What readers rely on in the `data` column (the rest of EventData is optional and shown as stored). */
@@ -45,6 +46,7 @@ const readData = jsonColumn(
     maxRetries: Type.Optional(Type.Number()),
     header: Type.Optional(HeaderPairs),
     responseStatus: Type.Optional(Type.Number()),
+    fault: Type.Optional(Type.Object({ kind: Type.String(), rule: Type.String() })),
   }),
 );
 
@@ -72,6 +74,7 @@ export function eventRowOf(e: EventRecord) {
     failureCallback: e.failureCallback,
     failureCallbackHeaders: e.failureCallbackHeaders,
     timeoutMs: e.timeoutMs,
+    fault: e.fault,
   };
   return {
     account_id: e.accountId,

@@ -86,6 +86,12 @@ export const LogEventJson = Type.Object({
   flowControlKey: Opt(Type.String()),
   retryDelayExpression: Opt(Type.String()),
   retryDelayExpr: Opt(Type.String()),
+  fault: Opt(
+    Type.Object(
+      { kind: Type.String(), rule: Type.String() },
+      { description: "svcd only: an injected fault (POST /__svc/faults) shaped this attempt" },
+    ),
+  ),
 });
 
 const Cursor = Opt(Type.String({ description: "more entries: ask again with this cursor" }));

@@ -6,6 +6,7 @@ import { Card, Fields, PageHead } from "../ui/bits.tsx";
 import { Field } from "../ui/options.tsx";
 import { act } from "../ui/toast.tsx";
 import { McpCard } from "./mcp-card.tsx";
+import { FaultRulesCard } from "./fault-rules.tsx";
 
 const STEPS: Array<[string, number]> = [
   ["+1s", 1000],
@@ -35,7 +36,7 @@ export function TestDoublePage() {
 
   return (
     <>
-      <PageHead title="Test double" sub="Control what a test suite controls: the account's data, pending deliveries and the server's clock." />
+      <PageHead title="Test double" sub="Control what a test suite controls: the account's data, pending deliveries, the server's clock and injected faults." />
       <div class="grid-2">
         <Card title="Clock">
           <Fields
@@ -105,7 +106,7 @@ export function TestDoublePage() {
           </button>
           <hr />
           <p>
-            <b>Reset</b> wipes this account's messages, DLQ, logs, URL Groups, schedules, queues and statistics. Credentials and
+            <b>Reset</b> wipes this account's messages, DLQ, logs, URL Groups, schedules, queues, statistics and fault rules. Credentials and
             signing keys stay.
           </p>
           <button data-write
@@ -121,6 +122,7 @@ export function TestDoublePage() {
         </Card>
       </div>
       <McpCard />
+      <FaultRulesCard />
     </>
   );
 }
