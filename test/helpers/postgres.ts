@@ -24,7 +24,7 @@ async function startCluster(): Promise<Cluster> {
     user: "postgres",
     password,
     // Test data is thrown away: durability only costs time here.
-    flags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=400"],
+    settings: { fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "400" },
   });
   const baseUrl = `postgres://postgres:${password}@127.0.0.1:${port}`;
   const admin = new SQL(`${baseUrl}/postgres`, { max: 2 });

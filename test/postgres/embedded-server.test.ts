@@ -21,9 +21,10 @@ afterAll(() => {
   rmSync(openDir, { recursive: true, force: true });
 });
 
-test("runs from a folder of its own (as root, the first its user can reach), answers, and removes it when stopped", async () => {
+test("runs from a folder of its own (as root: the first its user can reach), answers, removes it when stopped", async () => {
   const port = await freePort();
-  const server = await startPostgresServer({ port, user: "postgres", password: "pw", flags: ["-c", "fsync=off"], places: [privateDir, openDir] });
+  const places = [privateDir, openDir];
+  const server = await startPostgresServer({ port, user: "postgres", password: "pw", settings: { fsync: "off" }, places });
   const sql = new SQL(`postgres://postgres:pw@127.0.0.1:${port}/postgres`, { max: 1 });
   try {
     const [row] = await sql`SELECT current_user AS who, 1 + 1 AS two`;
@@ -38,8 +39,9 @@ test("runs from a folder of its own (as root, the first its user can reach), ans
   expect([...readdirSync(privateDir), ...readdirSync(openDir)]).toEqual([]);
 });
 
-test.skipIf(!root)("as root, with only folders the server user cannot reach: fails with one line naming them (needs root)", async () => {
-  const start = startPostgresServer({ port: 1, user: "postgres", password: "pw", flags: [], places: [privateDir] });
+const onlyUnreachable = "as root, with only folders the server user cannot reach: fails with one line naming them (needs root)";
+test.skipIf(!root)(onlyUnreachable, async () => {
+  const start = startPostgresServer({ port: 1, user: "postgres", password: "pw", places: [privateDir] });
   const error = (await start.then(() => null, (e: Error) => e))!;
   expect(error).toBeInstanceOf(Error);
   expect(error.message).toContain(`cannot run the server from ${privateDir}`);
