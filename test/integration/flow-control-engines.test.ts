@@ -51,7 +51,8 @@ async function open(engine: Engine): Promise<{ storage: StorageEngine; close: ()
     return { storage, close: async () => (await storage.close(), rmSync(dir, { recursive: true, force: true })) };
   }
   const url = await freshDatabase();
-  const storage = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const options = { url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 };
+  const storage = await openPostgresEngine(options);
   return { storage, close: async () => await storage.close() };
 }
 
@@ -83,7 +84,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     lanes.released(m, now);
   };
 
-  test("a delivery ending in the tick that claims a newer message of the key: the held ones still go first", async () => {
+  test("a delivery ends in the tick that claims a newer message of the key: the held ones still go first", async () => {
     const { commit } = storage;
     const cap = outstandingCap(FLOW);
     let now = T0 + 1000;
@@ -114,7 +115,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     expect(handedOut).toEqual(all.map((m) => m.id));
   });
 
-  test("resumed in the tick that claims a newer message of the key: the messages held while paused go first", async () => {
+  test("resumed in the tick that claims a newer message of the key: the ones held while paused go first", async () => {
     const { commit } = storage;
     const flow = { ...FLOW, key: "paused" };
     let now = T0 + 3_000_000;
@@ -137,7 +138,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     expect(handedOut).toEqual([...held, newer].map((m) => m.id));
   });
 
-  test("a key under its cap: a delivery ending in the tick that claims the key's next message lets it go at once", async () => {
+  test("under the key's cap, a delivery ending in the tick that claims the next message lets it go at once", async () => {
     const { commit } = storage;
     const now = T0 + 5_000_000;
     const flow = { ...FLOW, key: "under-cap" };
