@@ -33,7 +33,10 @@ export class FlowLanes {
     if (!m.flow) return true;
     const lane = laneKey(m.accountId, m.flow.key);
     const n = this.outstanding.get(lane) ?? 0;
-    if (this.settings.isPaused(m.accountId, m.flow.key) || n >= this.cap(m.accountId, m.flow)) {
+    // Held messages released where this claim cannot see them are older than `m`: their room is
+    // theirs, or `m` would pass them.
+    const taken = n + this.store.unseenReleases(m.accountId, m.flow.key);
+    if (this.settings.isPaused(m.accountId, m.flow.key) || taken >= this.cap(m.accountId, m.flow)) {
       this.store.hold(m.id);
       return false;
     }

@@ -16,6 +16,12 @@ export interface FlowStorage {
    * answer an estimate).
    */
   releaseHeld(accountId: string, key: string, count: number, nowMs: number): number;
+  /**
+   * How many held messages of the key this tick released where its claim cannot see them yet (an
+   * engine that releases after the tick's writes; at most an estimate). Until the next claim they
+   * are due but not claimable: the gate keeps their room for them.
+   */
+  unseenReleases(accountId: string, key: string): number;
   /** At start: every held message is due again; returns how many. */
   releaseAll(nowMs: number): number;
   heldCount(accountId: string, key: string): number | Promise<number>;
@@ -68,6 +74,10 @@ export class FlowStore implements FlowStorage {
     const next = this.oldestHeld(accountId, key, count);
     for (const m of next) this.releaseStmt.run(m.retried > 0 ? "RETRY" : "CREATED", nowMs, m.id);
     return next.length;
+  }
+  /** Released inline: a claim later in the same transaction sees them due. */
+  unseenReleases(): number {
+    return 0;
   }
   /** Every held message is due again at `nowMs`; returns how many. */
   releaseAll(nowMs: number): number {

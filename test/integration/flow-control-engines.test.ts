@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../../src/core/log.ts";
+import type { StorageEngine } from "../../src/engines/engine.ts";
+import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { FlowLanes, outstandingCap } from "../../src/flow-control/lanes.ts";
+import { FlowKeySettings } from "../../src/flow-control/steering.ts";
+import { readDue, readMessages } from "../../src/messages/store.ts";
+import type { FlowControl, MessageRecord } from "../../src/model/message.ts";
+import { freshDatabase } from "../helpers/postgres.ts";
+import { ENGINES, type Engine } from "../helpers/server.ts";
+
+/**
+ * The dispatcher's flow-control gate (FlowLanes) on each storage engine, driven write by write as
+ * the dispatcher and the outcome recorder drive it: a key's messages are handed out in publish
+ * order, whatever a tick holds — also when one tick both ends a delivery of the key (releasing its
+ * oldest held message) and claims a newer message of the key.
+ */
+
+const T0 = 1_800_000_000_000;
+const FLOW: FlowControl = { key: "k", parallelism: 1, periodMs: 1000 };
+let seq = 0;
+
+function message(createdAt: number, flow = FLOW): MessageRecord {
+  return {
+    id: `msg_flow_${String(++seq).padStart(6, "0")}`,
+    accountId: "acct",
+    kind: "message",
+    state: "CREATED",
+    dispatchAt: createdAt,
+    notBefore: createdAt,
+    createdAt,
+    retried: 0,
+    maxRetries: 3,
+    url: "http://127.0.0.1:1/x",
+    method: "POST",
+    headers: [],
+    body: new TextEncoder().encode("body"),
+    timeoutMs: 10_000,
+    flow,
+  };
+}
+
+async function open(engine: Engine): Promise<{ storage: StorageEngine; close: () => Promise<void> }> {
+  if (engine === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "svcd-flow-engine-"));
+    const storage = openSqliteEngine({ path: join(dir, "svcd.sqlite"), busyTimeoutMs: 1000, log: silentLogger });
+    return { storage, close: async () => (await storage.close(), rmSync(dir, { recursive: true, force: true })) };
+  }
+  const url = await freshDatabase();
+  const options = { url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 };
+  const storage = await openPostgresEngine(options);
+  return { storage, close: async () => await storage.close() };
+}
+
+describe.each(ENGINES)("flow-control gate on %s", (engine) => {
+  let storage: StorageEngine;
+  let close: () => Promise<void>;
+  let lanes: FlowLanes;
+  let settings: FlowKeySettings;
+  beforeAll(async () => {
+    ({ storage, close } = await open(engine));
+    settings = new FlowKeySettings(storage.stores.flowKeys);
+    lanes = new FlowLanes(storage.stores.flow, settings, () => {});
+  }, 60_000);
+  afterAll(async () => await close());
+
+  /** The dispatcher's claim write: what is due, through the gate; answers the ids handed out. */
+  const claimWrite = (now: number) => () => {
+    const out: string[] = [];
+    for (const m of storage.stores.messages.due(now, 500)) {
+      if (!lanes.admit(m)) continue;
+      storage.stores.messages.claim(m.id);
+      out.push(m.id);
+    }
+    return out;
+  };
+  /** The outcome recorder's write for a delivered message: gone, and its key's next held one goes. */
+  const deliveredWrite = (m: MessageRecord, now: number) => () => {
+    storage.stores.messages.delete(m.id);
+    lanes.released(m, now);
+  };
+
+  test("a delivery ends in the tick that claims a newer message of the key: the held ones still go first", async () => {
+    const { commit } = storage;
+    const cap = outstandingCap(FLOW);
+    let now = T0 + 1000;
+    // A backlog beyond the cap: the first `cap` go to the workers, the rest are held in order.
+    const backlog = Array.from({ length: cap + 3 }, (_, i) => message(T0 + i));
+    await commit.run(() => backlog.forEach((m) => storage.stores.messages.insert(m)));
+    const handedOut = await commit.run(claimWrite(now), [readDue(now, 500)]);
+    expect(handedOut).toEqual(backlog.slice(0, cap).map((m) => m.id));
+
+    // Newer messages, published while those deliveries run, are due and not yet claimed.
+    const newer = Array.from({ length: 3 }, (_, i) => message(now + i));
+    await commit.run(() => newer.forEach((m) => storage.stores.messages.insert(m)));
+    const all = [...backlog, ...newer];
+    // Each round: one delivery ends and the dispatcher claims, both in the same tick.
+    let delivered = 0;
+    while (handedOut.length < all.length) {
+      now += 10;
+      const done = all[delivered++]!;
+      const [, claimed] = await Promise.all([
+        commit.run(deliveredWrite(done, now), [readMessages([done.id])]),
+        commit.run(claimWrite(now), [readDue(now, 500)]),
+      ]);
+      handedOut.push(...claimed);
+      // A tick that claims nothing lets the released messages come due for the next one.
+      if (claimed.length === 0) handedOut.push(...(await commit.run(claimWrite(now), [readDue(now, 500)])));
+      expect(delivered).toBeLessThan(all.length);
+    }
+    expect(handedOut).toEqual(all.map((m) => m.id));
+  });
+
+  test("resumed in the tick that claims a newer message of the key: the ones held while paused go first", async () => {
+    const { commit } = storage;
+    const flow = { ...FLOW, key: "paused" };
+    let now = T0 + 3_000_000;
+    await commit.run(() => settings.save("acct", flow.key, { paused: true, pins: {} }));
+    const held = Array.from({ length: 5 }, (_, i) => message(now + i, flow));
+    await commit.run(() => held.forEach((m) => storage.stores.messages.insert(m)));
+    now += 10;
+    expect(await commit.run(claimWrite(now), [readDue(now, 500)])).toEqual([]);
+    const newer = message(now, flow);
+    await commit.run(() => storage.stores.messages.insert(newer));
+    now += 10;
+    const [, claimed] = await Promise.all([
+      commit.run(() => {
+        settings.save("acct", flow.key, { paused: false, pins: {} });
+        lanes.refill("acct", flow.key, flow, now);
+      }),
+      commit.run(claimWrite(now), [readDue(now, 500)]),
+    ]);
+    const handedOut = [...claimed, ...(await commit.run(claimWrite(now), [readDue(now, 500)]))];
+    expect(handedOut).toEqual([...held, newer].map((m) => m.id));
+  });
+
+  test("under the key's cap, a delivery ending in the tick that claims the next message lets it go at once", async () => {
+    const { commit } = storage;
+    const now = T0 + 5_000_000;
+    const flow = { ...FLOW, key: "under-cap" };
+    const [first, second] = [message(now, flow), message(now + 1, flow)];
+    await commit.run(() => storage.stores.messages.insert(first!));
+    expect(await commit.run(claimWrite(now + 1), [readDue(now + 1, 500)])).toEqual([first!.id]);
+    await commit.run(() => storage.stores.messages.insert(second!));
+    const [, claimed] = await Promise.all([
+      commit.run(deliveredWrite(first!, now + 2), [readMessages([first!.id])]),
+      commit.run(claimWrite(now + 2), [readDue(now + 2, 500)]),
+    ]);
+    expect(claimed).toEqual([second!.id]);
+    await commit.run(deliveredWrite(second!, now + 3), [readMessages([second!.id])]);
+  });
+});
