@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startOwnPostgres, type OwnPostgres } from "../helpers/postgres.ts";
+import { BUN, MAIN, spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { waitUntil } from "../helpers/wait.ts";
+
+/**
+ * Notifications sent while a node's LISTEN connection is down are lost (PostgreSQL keeps none for
+ * a session that is not listening). Node B connects as a role of its own, so its reconnect can be
+ * held off (NOLOGIN) while its listener is cut: node A changes a URL Group, a queue and a
+ * flow-control key in that window, B provably still serves the old settings, and once B listens
+ * again it must act on the new ones.
+ */
+
+const TOKEN = "relisten_test_token";
+let pg: OwnPostgres;
+let db: string;
+let admin: string;
+let a: ServerProcess;
+let b: ServerProcess;
+let rx: Receiver;
+
+const startNode = (url: string) =>
+  spawnServer([BUN, MAIN, "--port", "0", "--db", url, "--node-timeout", "3000", "--log-level", "info", "--workers", "1"], {
+    env: { SVC_TOKEN: TOKEN },
+    timeoutMs: 30_000,
+  });
+
+const api = (n: ServerProcess, path: string, init: RequestInit = {}) =>
+  fetch(n.url + path, { ...init, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...init.headers } });
+const json = async <T>(n: ServerProcess, path: string) => (await (await api(n, path)).json()) as T;
+
+beforeAll(async () => {
+  pg = await startOwnPostgres();
+  db = await pg.createDatabase();
+  admin = db.replace(/\/[^/]+$/, "/postgres");
+  await pg.query(admin, "CREATE ROLE node_b LOGIN SUPERUSER PASSWORD 'node-b'");
+  rx = await startReceiver(() => new Response("ok"));
+  a = await startNode(db);
+  b = await startNode(db.replace("postgres:svcd-test@", "node_b:node-b@"));
+}, 60_000);
+
+afterAll(async () => {
+  await pg?.query(admin, "ALTER ROLE node_b LOGIN").catch(() => {});
+  await Promise.all([a?.stop(), b?.stop()]);
+  rx?.stop();
+  await pg?.close();
+}, 30_000);
+
+/** Node B's listening backends (Bun.sql listens on a connection of its own). */
+const listenersOfB = async () =>
+  (await pg.query<{ pid: number }>(admin, "SELECT pid FROM pg_stat_activity WHERE usename = 'node_b' AND query LIKE 'LISTEN%'")).map(
+    (r) => r.pid,
+  );
+
+test("settings changed while a node's LISTEN connection was down reach that node once it listens again", async () => {
+  // The settings as both nodes know them before the cut.
+  expect((await api(a, `/v2/topics/grp/endpoints`, { method: "POST", body: JSON.stringify({ endpoints: [{ url: `${rx.url}/old` }] }) })).status).toBe(200);
+  expect((await api(a, "/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: 1 }) })).status).toBe(200);
+  const groupOnB = async () => (await json<{ endpoints?: Array<{ url: string }> }>(b, "/v2/topics/grp")).endpoints?.map((e) => e.url) ?? [];
+  const parallelismOnB = async () => (await json<{ parallelism: number }>(b, "/v2/queues/q")).parallelism;
+  await waitUntil(async () => (await groupOnB()).length === 1 && (await parallelismOnB()) === 1, { timeoutMs: 15_000, what: "B to know the group and queue" });
+  const [listener] = await waitUntil(listenersOfB, { what: "B's listener" });
+
+  // The cut: B may not log in again, and its listener goes.
+  await pg.query(admin, "ALTER ROLE node_b NOLOGIN");
+  await pg.query(admin, `SELECT pg_terminate_backend(${listener})`);
+  await waitUntil(async () => (await listenersOfB()).length === 0, { what: "B's listener gone" });
+
+  expect((await api(a, `/v2/topics/grp/endpoints`, { method: "POST", body: JSON.stringify({ endpoints: [{ url: `${rx.url}/new` }] }) })).status).toBe(200);
+  expect((await api(a, "/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: 3 }) })).status).toBe(200);
+  expect((await api(a, "/v2/flowControl/k/pause", { method: "POST" })).status).toBe(200);
+  expect((await json<{ isPaused: boolean }>(a, "/v2/flowControl/k")).isPaused).toBe(true);
+
+  // The window was real: nobody of B listened while A committed, so B holds the old settings.
+  expect(await listenersOfB()).toEqual([]);
+  expect(await groupOnB()).toEqual([`${rx.url}/old`]);
+  expect(await parallelismOnB()).toBe(1);
+  expect((await json<{ isPaused?: boolean }>(b, "/v2/flowControl/k")).isPaused ?? false).toBe(false);
+
+  await pg.query(admin, "ALTER ROLE node_b LOGIN");
+  await waitUntil(async () => (await listenersOfB()).length > 0, { timeoutMs: 30_000, what: "B listening again" });
+
+  // B follows: its reads show the new settings, and a publish through it fans out to both endpoints.
+  await waitUntil(async () => (await groupOnB()).length === 2, { timeoutMs: 15_000, what: "B to know the new endpoint" }).catch(() => {});
+  expect(await groupOnB()).toEqual([`${rx.url}/old`, `${rx.url}/new`]);
+  await waitUntil(async () => (await parallelismOnB()) === 3, { timeoutMs: 15_000, what: "B to know the parallelism" }).catch(() => {});
+  expect(await parallelismOnB()).toBe(3);
+  const pausedOnB = async () => (await json<{ isPaused?: boolean }>(b, "/v2/flowControl/k")).isPaused === true;
+  await waitUntil(pausedOnB, { timeoutMs: 15_000, what: "B to know the key paused" }).catch(() => {});
+  expect(await pausedOnB()).toBe(true);
+
+  expect((await api(b, "/v2/publish/grp", { method: "POST", body: "fan" })).status).toBe(200);
+  await waitUntil(() => rx.received.some((r) => r.path === "/new"), { timeoutMs: 15_000, what: "the publish through B at the new endpoint" });
+  expect(b.output()).toContain("listening for the other nodes again");
+}, 90_000);
