@@ -25,9 +25,13 @@ const startNode = (url: string) =>
     env: { SVC_TOKEN: TOKEN },
     timeoutMs: 30_000,
   });
+const ok = async (n: ServerProcess, path: string, body?: unknown) =>
+  expect((await api(n, path, { method: "POST", body: body === undefined ? undefined : JSON.stringify(body) })).status).toBe(200);
 
-const api = (n: ServerProcess, path: string, init: RequestInit = {}) =>
-  fetch(n.url + path, { ...init, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...init.headers } });
+const api = (n: ServerProcess, path: string, init: RequestInit = {}) => {
+  const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+  return fetch(n.url + path, { ...init, headers });
+};
 const json = async <T>(n: ServerProcess, path: string) => (await (await api(n, path)).json()) as T;
 
 beforeAll(async () => {
@@ -48,18 +52,21 @@ afterAll(async () => {
 }, 30_000);
 
 /** Node B's listening backends (Bun.sql listens on a connection of its own). */
-const listenersOfB = async () =>
-  (await pg.query<{ pid: number }>(admin, "SELECT pid FROM pg_stat_activity WHERE usename = 'node_b' AND query LIKE 'LISTEN%'")).map(
-    (r) => r.pid,
-  );
+const listenersOfB = async () => {
+  const sql = "SELECT pid FROM pg_stat_activity WHERE usename = 'node_b' AND query LIKE 'LISTEN%'";
+  return (await pg.query<{ pid: number }>(admin, sql)).map((r) => r.pid);
+};
 
 test("settings changed while a node's LISTEN connection was down reach that node once it listens again", async () => {
   // The settings as both nodes know them before the cut.
-  expect((await api(a, `/v2/topics/grp/endpoints`, { method: "POST", body: JSON.stringify({ endpoints: [{ url: `${rx.url}/old` }] }) })).status).toBe(200);
-  expect((await api(a, "/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: 1 }) })).status).toBe(200);
-  const groupOnB = async () => (await json<{ endpoints?: Array<{ url: string }> }>(b, "/v2/topics/grp")).endpoints?.map((e) => e.url) ?? [];
+  await ok(a, "/v2/topics/grp/endpoints", { endpoints: [{ url: `${rx.url}/old` }] });
+  await ok(a, "/v2/queues", { queueName: "q", parallelism: 1 });
+  const groupOnB = async () =>
+    (await json<{ endpoints?: Array<{ url: string }> }>(b, "/v2/topics/grp")).endpoints?.map((e) => e.url) ?? [];
   const parallelismOnB = async () => (await json<{ parallelism: number }>(b, "/v2/queues/q")).parallelism;
-  await waitUntil(async () => (await groupOnB()).length === 1 && (await parallelismOnB()) === 1, { timeoutMs: 15_000, what: "B to know the group and queue" });
+  const pausedOnB = async () => (await json<{ isPaused?: boolean }>(b, "/v2/flowControl/k")).isPaused === true;
+  const known = async () => (await groupOnB()).length === 1 && (await parallelismOnB()) === 1;
+  await waitUntil(known, { timeoutMs: 15_000, what: "B to know the group and queue" });
   const [listener] = await waitUntil(listenersOfB, { what: "B's listener" });
 
   // The cut: B may not log in again, and its listener goes.
@@ -67,30 +74,31 @@ test("settings changed while a node's LISTEN connection was down reach that node
   await pg.query(admin, `SELECT pg_terminate_backend(${listener})`);
   await waitUntil(async () => (await listenersOfB()).length === 0, { what: "B's listener gone" });
 
-  expect((await api(a, `/v2/topics/grp/endpoints`, { method: "POST", body: JSON.stringify({ endpoints: [{ url: `${rx.url}/new` }] }) })).status).toBe(200);
-  expect((await api(a, "/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: 3 }) })).status).toBe(200);
-  expect((await api(a, "/v2/flowControl/k/pause", { method: "POST" })).status).toBe(200);
+  await ok(a, "/v2/topics/grp/endpoints", { endpoints: [{ url: `${rx.url}/new` }] });
+  await ok(a, "/v2/queues", { queueName: "q", parallelism: 3 });
+  await ok(a, "/v2/flowControl/k/pause");
   expect((await json<{ isPaused: boolean }>(a, "/v2/flowControl/k")).isPaused).toBe(true);
 
   // The window was real: nobody of B listened while A committed, so B holds the old settings.
   expect(await listenersOfB()).toEqual([]);
   expect(await groupOnB()).toEqual([`${rx.url}/old`]);
   expect(await parallelismOnB()).toBe(1);
-  expect((await json<{ isPaused?: boolean }>(b, "/v2/flowControl/k")).isPaused ?? false).toBe(false);
+  expect(await pausedOnB()).toBe(false);
 
   await pg.query(admin, "ALTER ROLE node_b LOGIN");
   await waitUntil(async () => (await listenersOfB()).length > 0, { timeoutMs: 30_000, what: "B listening again" });
 
   // B follows: its reads show the new settings, and a publish through it fans out to both endpoints.
-  await waitUntil(async () => (await groupOnB()).length === 2, { timeoutMs: 15_000, what: "B to know the new endpoint" }).catch(() => {});
+  // (A wait that runs out is caught where the `expect` after it shows what is missing.)
+  const settled = { timeoutMs: 15_000 };
+  await waitUntil(async () => (await groupOnB()).length === 2, settled).catch(() => {});
   expect(await groupOnB()).toEqual([`${rx.url}/old`, `${rx.url}/new`]);
-  await waitUntil(async () => (await parallelismOnB()) === 3, { timeoutMs: 15_000, what: "B to know the parallelism" }).catch(() => {});
+  await waitUntil(async () => (await parallelismOnB()) === 3, settled).catch(() => {});
   expect(await parallelismOnB()).toBe(3);
-  const pausedOnB = async () => (await json<{ isPaused?: boolean }>(b, "/v2/flowControl/k")).isPaused === true;
-  await waitUntil(pausedOnB, { timeoutMs: 15_000, what: "B to know the key paused" }).catch(() => {});
+  await waitUntil(pausedOnB, settled).catch(() => {});
   expect(await pausedOnB()).toBe(true);
 
-  expect((await api(b, "/v2/publish/grp", { method: "POST", body: "fan" })).status).toBe(200);
-  await waitUntil(() => rx.received.some((r) => r.path === "/new"), { timeoutMs: 15_000, what: "the publish through B at the new endpoint" });
+  await ok(b, "/v2/publish/grp", "fan");
+  await waitUntil(() => rx.received.some((r) => r.path === "/new"), { ...settled, what: "the publish through B at the new endpoint" });
   expect(b.output()).toContain("listening for the other nodes again");
 }, 90_000);
