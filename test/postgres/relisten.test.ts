@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startOwnPostgres, type OwnPostgres } from "../helpers/postgres.ts";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { startTcpProxy, type TcpProxy } from "../helpers/raw-tcp.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
@@ -9,7 +10,8 @@ import { waitUntil } from "../helpers/wait.ts";
  * a session that is not listening). Node B connects as a role of its own, so its reconnect can be
  * held off (NOLOGIN) while its listener is cut: node A changes a URL Group, a queue and a
  * flow-control key in that window, B provably still serves the old settings, and once B listens
- * again it must act on the new ones.
+ * again it must act on the new ones. Node C reaches PostgreSQL through a proxy that freezes its
+ * LISTEN connection without closing it, which Bun.sql cannot notice: C must find out by itself.
  */
 
 const TOKEN = "relisten_test_token";
@@ -18,6 +20,8 @@ let db: string;
 let admin: string;
 let a: ServerProcess;
 let b: ServerProcess;
+let c: ServerProcess | undefined;
+let proxy: TcpProxy | undefined;
 let rx: Receiver;
 
 const startNode = (url: string) =>
@@ -46,7 +50,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pg?.query(admin, "ALTER ROLE node_b LOGIN").catch(() => {});
-  await Promise.all([a?.stop(), b?.stop()]);
+  await Promise.all([a?.stop(), b?.stop(), c?.stop()]);
+  proxy?.stop();
   rx?.stop();
   await pg?.close();
 }, 30_000);
@@ -101,4 +106,33 @@ test("settings changed while a node's LISTEN connection was down reach that node
   await ok(b, "/v2/publish/grp", "fan");
   await waitUntil(() => rx.received.some((r) => r.path === "/new"), { ...settled, what: "the publish through B at the new endpoint" });
   expect(b.output()).toContain("listening for the other nodes again");
+}, 90_000);
+
+test("a node whose LISTEN connection went silently dead finds out by itself, listens again and takes what it missed", async () => {
+  const pgPort = Number(new URL(db).port);
+  proxy = startTcpProxy(pgPort);
+  c = await startNode(db.replace(`:${pgPort}/`, `:${proxy.port}/`));
+  await ok(a, "/v2/queues", { queueName: "q2", parallelism: 1 });
+  const parallelismOnC = async () => (await json<{ parallelism?: number }>(c!, "/v2/queues/q2")).parallelism;
+  await waitUntil(async () => (await parallelismOnC()) === 1, { timeoutMs: 15_000, what: "C to know the queue" });
+  const listenersOfC = async () => {
+    const sql = "SELECT pid, client_port FROM pg_stat_activity WHERE query LIKE 'LISTEN%'";
+    const rows = await pg.query<{ pid: number; client_port: number }>(admin, sql);
+    return rows.filter((r) => proxy!.upstreamPorts().includes(r.client_port));
+  };
+  const [listener] = await waitUntil(listenersOfC, { what: "C's listener" });
+  proxy.freeze(listener!.client_port);
+
+  await ok(a, "/v2/queues", { queueName: "q2", parallelism: 4 });
+  // The window was real: A's notification reached C's connection and was dropped there.
+  await waitUntil(() => proxy!.dropped().includes("svcd_config"), { what: "A's notification dropped on C's connection" });
+
+  await waitUntil(async () => (await parallelismOnC()) === 4, { timeoutMs: 20_000 }).catch(() => {});
+  expect(await parallelismOnC()).toBe(4);
+  expect(c.output()).toContain("no longer hears its own notifications");
+  // C listens on a new connection, which hears A's next change.
+  expect((await listenersOfC()).map((r) => r.pid)).not.toContain(listener!.pid);
+  await ok(a, "/v2/queues", { queueName: "q2", parallelism: 2 });
+  await waitUntil(async () => (await parallelismOnC()) === 2, { timeoutMs: 15_000 }).catch(() => {});
+  expect(await parallelismOnC()).toBe(2);
 }, 90_000);

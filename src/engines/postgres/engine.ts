@@ -118,6 +118,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     onDue: wake,
     maintenanceMs: 60_000,
     beforeLeave: () => ticks.flush(),
+    afterBeat: () => notifications.check(),
     maintenance: async () => {
       await dedup.pruneExpired(o.now());
     },
@@ -132,6 +133,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
       messages.noteDue(atMs ?? o.now());
       wake(atMs);
     },
+    deafAfterMs: o.nodeTimeoutMs,
   });
   try {
     await notifications.start();

@@ -7,6 +7,8 @@ import { num } from "./values.ts";
 export const DUE = "svcd_due";
 /** Which tables another node changed (its nodeId, then the table names). */
 export const CONFIG = "svcd_config";
+/** A node's notification to itself, which shows that its LISTEN connection still hears. */
+const PING = "svcd_ping";
 
 /** How soon a reload that failed (PostgreSQL unreachable meanwhile) is tried again. */
 const RETRY_MS = 1000;
@@ -23,6 +25,8 @@ interface Options {
   uncached: string[];
   /** Another node made messages due (at `atMs`, or now when notifications may have been missed). */
   onDue: (atMs?: number) => void;
+  /** A ping of this node's not heard for this long: the LISTEN connection is taken for deaf. */
+  deafAfterMs: number;
 }
 
 /**
@@ -31,6 +35,10 @@ interface Options {
  * again) are lost. So every (re)subscription is followed by a reload of every table kept in
  * memory, its watchers told, and a wake of the dispatcher: the node then holds what was
  * committed before the LISTEN, and hears of everything committed after it.
+ *
+ * A connection can also go deaf without Bun.sql noticing (a peer or a firewall that drops it
+ * silently). So at each heartbeat the node notifies itself; a ping not heard within
+ * `deafAfterMs` closes the LISTEN connection and subscribes again, which reloads as above.
  */
 export class Notifications {
   private readonly watchers = new Map<string, Array<() => void>>();
@@ -43,6 +51,10 @@ export class Notifications {
   private listens = 0;
   private started = false;
   private stopped = false;
+  private pings = 0;
+  /** Pings sent and not heard yet: their number, and when they went. */
+  private unheard = new Map<number, number>();
+  private resubscribing: Promise<void> | null = null;
 
   constructor(private readonly o: Options) {
     this.byName = new Map(o.tables.map((t) => [t.table, t]));
@@ -52,10 +64,16 @@ export class Notifications {
     (this.watchers.get(table) ?? this.watchers.set(table, []).get(table)!).push(fn);
   }
 
-  /** Listens on both channels, then loads every table: nothing committed meanwhile is missed. */
+  /** Listens on the channels, then loads every table: nothing committed meanwhile is missed. */
   async start(): Promise<void> {
+    await this.subscribe();
+    await Promise.all([...this.byName.keys()].map((t) => this.reload(t)));
+    this.started = true;
+  }
+
+  private async subscribe(): Promise<void> {
     const { sql, nodeId } = this.o;
-    this.subscriptions = await Promise.all([
+    const settled = await Promise.allSettled([
       sql.listen(DUE, (payload) => {
         const [from, at] = payload.split("|");
         if (from !== nodeId) this.o.onDue(num(at));
@@ -68,9 +86,58 @@ export class Notifications {
         },
         () => this.listened(),
       ),
+      sql.listen(
+        PING,
+        (payload) => {
+          const [from, n] = payload.split("|");
+          if (from !== nodeId) return;
+          for (const sent of this.unheard.keys()) if (sent <= Number(n)) this.unheard.delete(sent);
+        },
+        // Pings sent before this channel listened again were not heard, and prove nothing.
+        () => this.unheard.clear(),
+      ),
     ]);
-    await Promise.all([...this.byName.keys()].map((t) => this.reload(t)));
-    this.started = true;
+    const made = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const failed = settled.find((r) => r.status === "rejected");
+    if (!failed && !this.stopped) return void (this.subscriptions = made);
+    await Promise.all(made.map((s) => s.unlisten().catch(() => {})));
+    if (failed) throw failed.reason;
+  }
+
+  /**
+   * At each heartbeat: takes the LISTEN connection for deaf when a ping went unheard for longer
+   * than `deafAfterMs` (and listens again on a new one), then pings anew.
+   */
+  async check(): Promise<void> {
+    if (this.stopped || this.resubscribing) return;
+    const oldest = Math.min(...this.unheard.values());
+    if (performance.now() - oldest > this.o.deafAfterMs) {
+      const unheardMs = Math.round(performance.now() - oldest);
+      this.o.log.warn("this node no longer hears its own notifications: listening again", { unheardMs });
+      this.unheard.clear();
+      this.resubscribing = this.resubscribe().finally(() => (this.resubscribing = null));
+      return;
+    }
+    const n = ++this.pings;
+    // Counted before it is sent: it may be heard before the NOTIFY is answered.
+    this.unheard.set(n, performance.now());
+    await this.o.sql.notify(PING, `${this.o.nodeId}|${n}`).catch((error) => {
+      this.unheard.delete(n);
+      throw error;
+    });
+  }
+
+  /** Closing the last registration closes the connection; the next `listen` opens another. */
+  private async resubscribe(): Promise<void> {
+    await Promise.all(this.subscriptions.map((s) => s.unlisten().catch(() => {})));
+    this.subscriptions = [];
+    try {
+      await this.subscribe();
+    } catch (error) {
+      // PostgreSQL is out of reach meanwhile: tried again at a later heartbeat.
+      this.o.log.warn("listening again failed", { error: String(error) });
+      this.unheard.set(0, Number.NEGATIVE_INFINITY);
+    }
   }
 
   async stop(): Promise<void> {
