@@ -41,8 +41,8 @@ export interface PostgresEngine extends StorageEngine {
 
 /**
  * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies
- * the migrations once under an advisory lock, loads the small tables every node keeps in memory,
- * joins the cluster and listens for the other nodes' notifications.
+ * the migrations once under an advisory lock, listens for the other nodes' notifications, then
+ * loads the small tables every node keeps in memory (see notifications.ts) and joins the cluster.
  */
 export async function openPostgresEngine(o: PostgresEngineOptions): Promise<PostgresEngine> {
   const sql = await connect(o.url, o.poolSize);
