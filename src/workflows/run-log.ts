@@ -94,7 +94,16 @@ class RunLogBuilder {
   private readonly calls = new Map<string, Call>();
   private lastCall: Call | undefined;
 
-  constructor(private readonly facts: RunLogFacts) {}
+  /**
+   * `ended`: the run has ended. Its deliveries still under way are then the ones that ended it
+   * (the SDK ends a run from inside its last delivery; an ended run's waiting messages are
+   * cancelled): they show in their place but not in `next`, so an ended run never lists steps
+   * still to come while their answers are on their way.
+   */
+  constructor(
+    private readonly facts: RunLogFacts,
+    private readonly ended: boolean,
+  ) {}
 
   add(e: StepEntry): void {
     const step = e.position > 0 && e.callType === "step" ? parseStep(e.body) : undefined;
@@ -103,7 +112,7 @@ class RunLogBuilder {
     else if (e.callType === "fromCallback") this.callAnswer(e);
     else if (step && isPlanStep(step)) this.planned(e, step);
     else if (step) this.finished(e, step);
-    if (e.state !== "DELIVERED") this.next.push(this.nextLog(e, step));
+    if (e.state !== "DELIVERED" && !(this.ended && e.state === "PENDING")) this.next.push(this.nextLog(e, step));
   }
 
   /** Waits and invoked runs under way, after the list. */
@@ -337,7 +346,7 @@ function replaceContents(target: StepLog, source: StepLog): void {
 
 /** The run as `client.logs()` returns it (the SDK's `WorkflowRunLog`, with the hosted API's extra run fields). */
 export function runLog(run: RunRecord, entries: StepEntry[], facts: RunLogFacts) {
-  const builder = new RunLogBuilder(facts);
+  const builder = new RunLogBuilder(facts, run.state !== "RUN_STARTED");
   for (const e of entries) builder.add(e);
   builder.addUnderWay();
   const failure = run.failureFunction;

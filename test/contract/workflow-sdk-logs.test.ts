@@ -194,4 +194,44 @@ describe("client.logs(), field by field", () => {
     expect(cancelled).toMatchObject({ workflowState: "RUN_CANCELED", workflowRunCompletedAt: expect.any(Number) });
     expect(stepsOf(cancelled).next).toEqual([expect.objectContaining({ stepName: "flaky", state: "STEP_CANCELED", errors: [expect.objectContaining({ status: 500 })] })]);
   });
+
+  test("a run that has ended lists no step still to come, even before svcd has the answers of the deliveries that ended it", async () => {
+    // Read from inside the app: once the SDK's handler has returned, the run's end (its DELETE)
+    // is committed, and svcd cannot have this delivery's answer yet: the window is hit every time.
+    const seen: Array<{ workflowState: string; shape: string[] }> = [];
+    let runId = "";
+    const ending = async (path: string, fn: (context: WorkflowContext<{ name: string }>) => Promise<unknown>) => {
+      const { POST } = serveMany({ fn: createWorkflow(fn) }, { qstashClient: w.qstash, receiver: w.receiver });
+      w.route(`${path}/fn`, async (request) => {
+        const answer = await POST(request);
+        const log = runId ? await w.run(runId) : undefined;
+        if (log) seen.push({ workflowState: log.workflowState, shape: stepsOf(log).shape });
+        return answer;
+      });
+      ({ workflowRunId: runId } = await w.client.trigger({ url: `${w.base}${path}/fn`, body: { name: "ada" } }));
+      await w.flush();
+      await w.advance(60_000);
+      const ended = seen.filter((s) => s.workflowState !== "RUN_STARTED");
+      seen.length = 0;
+      runId = "";
+      return ended;
+    };
+
+    const sequential = await ending("/wf/ended/sequential", async (context: WorkflowContext<{ name: string }>) => {
+      const greeting = await context.run("greet", () => `hello ${context.requestPayload.name}`);
+      await context.sleep("pause", 60);
+      return await context.run("shout", () => greeting.toUpperCase());
+    });
+    expect(sequential.length).toBeGreaterThan(0);
+    const shout = ["sequential:init", "sequential:greet", "sequential:pause", "sequential:shout"];
+    for (const s of sequential) expect(s).toEqual({ workflowState: "RUN_SUCCESS", shape: shout });
+
+    const parallel = await ending("/wf/ended/parallel", async (context: WorkflowContext<{ name: string }>) => {
+      await context.sleep("pause", 60);
+      return await Promise.all([context.run("left", () => 1), context.run("right", () => 2)]);
+    });
+    expect(parallel.length).toBeGreaterThan(0);
+    const both = ["sequential:init", "sequential:pause", "parallel:left+right"];
+    for (const s of parallel) expect(s).toEqual({ workflowState: "RUN_SUCCESS", shape: both });
+  });
 });

@@ -176,3 +176,69 @@ export function rawRequest(
     }).catch(reject);
   });
 }
+
+export interface TcpProxy {
+  port: number;
+  /** The local ports of the proxy's connections to the target (PostgreSQL's `client_port`). */
+  upstreamPorts(): number[];
+  /**
+   * Stops passing bytes either way on the connection whose upstream local port is `port`, its
+   * sockets left open: a connection gone silently dead, as behind a firewall that drops it.
+   */
+  freeze(port: number): void;
+  /** What the target sent on frozen connections and the proxy dropped, as text. */
+  dropped(): string;
+  stop(): void;
+}
+
+/** A TCP proxy on a free loopback port to `targetPort` on loopback, whose connections can be frozen. */
+export function startTcpProxy(targetPort: number): TcpProxy {
+  type Side = { up: Socket<unknown> | null; pending: Uint8Array[]; upPort: number };
+  const frozen = new Set<number>();
+  const live = new Set<number>();
+  let dropped = "";
+  const server = Bun.listen<Side>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        client.data = { up: null, pending: [], upPort: 0 };
+        void Bun.connect({
+          hostname: "127.0.0.1",
+          port: targetPort,
+          socket: {
+            open(up) {
+              client.data.up = up;
+              client.data.upPort = up.localPort;
+              live.add(up.localPort);
+              for (const chunk of client.data.pending) up.write(chunk);
+            },
+            data(up, chunk) {
+              if (frozen.has(up.localPort)) dropped += chunk.toString("latin1");
+              else client.write(chunk);
+            },
+            close(up) {
+              live.delete(up.localPort);
+              client.end();
+            },
+          },
+        }).catch(() => client.end());
+      },
+      data(client, chunk) {
+        const { up, upPort } = client.data;
+        if (!up) client.data.pending.push(new Uint8Array(chunk));
+        else if (!frozen.has(upPort)) up.write(chunk);
+      },
+      close(client) {
+        client.data.up?.end();
+      },
+    },
+  });
+  return {
+    port: server.port,
+    upstreamPorts: () => [...live],
+    freeze: (port) => void frozen.add(port),
+    dropped: () => dropped,
+    stop: () => server.stop(true),
+  };
+}

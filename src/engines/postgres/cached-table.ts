@@ -18,6 +18,8 @@ export class CachedTable<R extends Row> implements TickPart {
   private rows = new Map<string, R>();
   private changes: Array<Change<R>> = [];
   private taken: Array<Change<R>> = [];
+  /** Per reload under way: the changes this node committed since it began. */
+  private readonly reloads = new Set<Array<Change<R>>>();
   /** Called with the table name after a tick that changed it commits (tells the other nodes). */
   onChanged: ((table: string) => void) | null = null;
 
@@ -34,13 +36,28 @@ export class CachedTable<R extends Row> implements TickPart {
     return this.keyColumns.map((c) => String(row[c])).join("\u0000");
   }
 
-  /** Loads the whole table (at open, and after another node changed it). */
+  /**
+   * Loads the whole table (at open, and after another node changed it). This node's ticks
+   * committed while the SELECT ran go on top: its snapshot may predate them, and this node is
+   * not notified of its own changes.
+   */
   async reload(): Promise<void> {
-    const rows = await this.sql.unsafe(`SELECT * FROM ${this.table}`);
+    const committed: Array<Change<R>> = [];
+    this.reloads.add(committed);
+    let rows: Row[];
+    try {
+      rows = (await this.sql.unsafe(`SELECT * FROM ${this.table}`)) as Row[];
+    } finally {
+      this.reloads.delete(committed);
+    }
     const next = new Map<string, R>();
-    for (const raw of rows as Row[]) {
+    for (const raw of rows) {
       const row = this.decode(raw);
       next.set(this.keyOf(row), row);
+    }
+    for (const c of committed) {
+      if (c.row) next.set(c.key, c.row);
+      else next.delete(c.key);
     }
     this.rows = next;
   }
@@ -130,6 +147,7 @@ export class CachedTable<R extends Row> implements TickPart {
       if (c.row) this.rows.set(c.key, c.row);
       else this.rows.delete(c.key);
     }
+    for (const committed of this.reloads) committed.push(...taken);
     this.onChanged?.(this.table);
   }
 }

@@ -26,6 +26,8 @@ export interface ClusterOptions {
    * would find its message handed to the others (delivered again, its rate start lost).
    */
   beforeLeave: () => Promise<void>;
+  /** After each heartbeat that went through (the notifications' check that they are still heard). */
+  afterBeat: () => Promise<void>;
 }
 
 /**
@@ -153,6 +155,8 @@ export class Cluster implements BackgroundService {
   private async tick(): Promise<void> {
     if (this.beating || this.stopped) return;
     this.beating = this.beat()
+      // Not waited for, and no part of the heartbeat: its failure says nothing of this node's liveness.
+      .then(() => void this.o.afterBeat().catch(() => {}))
       .catch((error) => {
         this.connectedSince = null;
         this.o.log.warn("cluster heartbeat failed; trying again", { error: String((error as Error)?.message ?? error) });

@@ -14,6 +14,7 @@ import { PgDlqStore } from "./dlq.ts";
 import { PgEventStore } from "./events.ts";
 import { PgMessageStore } from "./messages.ts";
 import { migratePostgres } from "./migrate.ts";
+import { CONFIG, DUE, Notifications } from "./notifications.ts";
 import { PgRollupStore } from "./rollups.ts";
 import { POSTGRES_MIGRATIONS } from "./schema.ts";
 import { PgScheduleStore } from "./schedules.ts";
@@ -38,13 +39,10 @@ export interface PostgresEngine extends StorageEngine {
   readonly sql: SQL;
 }
 
-const DUE = "svcd_due";
-const CONFIG = "svcd_config";
-
 /**
  * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies
- * the migrations once under an advisory lock, loads the small tables every node keeps in memory,
- * joins the cluster and listens for the other nodes' notifications.
+ * the migrations once under an advisory lock, listens for the other nodes' notifications, then
+ * loads the small tables every node keeps in memory (see notifications.ts) and joins the cluster.
  */
 export async function openPostgresEngine(o: PostgresEngineOptions): Promise<PostgresEngine> {
   const sql = await connect(o.url, o.poolSize);
@@ -98,7 +96,6 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   // (runs are locked before DLQ entries, in every tick).
   const cached = [tables.accounts, tables.groups, tables.endpoints, tables.queues, tables.flowKeys, tables.rateStarts, tables.search, tables.vector, tables.ledger];
   ticks.register([...cached, schedules, messages, workflows, events, dlq, dedup, rollups, promotions, releases]);
-  await Promise.all([...cached, scheduleTable].map((t) => t.reload()));
 
   // With each tick's commit: the other nodes hear what became due and which tables changed.
   ticks.beforeCommit = async (tx) => {
@@ -108,22 +105,6 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     if (schedules.changedInTick) changed.push("schedules");
     if (workflows.waitersChangedInTick) changed.push("workflow_waiters");
     if (changed.length > 0) await tx.notify(CONFIG, `${nodeId}|${changed.join(",")}`);
-  };
-
-  const watchers = new Map<string, Array<() => void>>();
-  const reloading = new Map<string, Promise<void>>();
-  const byName = new Map([...cached, scheduleTable].map((t) => [t.table, t]));
-  const reload = (table: string) => {
-    const t = byName.get(table);
-    // A table not kept in memory: its watchers read what they need themselves.
-    if (!t) return watchers.get(table)?.forEach((fn) => fn());
-    if (reloading.has(table)) return;
-    const work = t
-      .reload()
-      .then(() => watchers.get(table)?.forEach((fn) => fn()))
-      .catch((error) => o.log.warn("reloading a table another node changed failed", { table, error: String(error) }))
-      .finally(() => reloading.delete(table));
-    reloading.set(table, work);
   };
 
   cluster = new Cluster(sql, {
@@ -137,23 +118,30 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     onDue: wake,
     maintenanceMs: 60_000,
     beforeLeave: () => ticks.flush(),
+    afterBeat: () => notifications.check(),
     maintenance: async () => {
       await dedup.pruneExpired(o.now());
     },
   });
-  const subscriptions = await Promise.all([
-    sql.listen(DUE, (payload) => {
-      const [from, at] = payload.split("|");
-      if (from === nodeId) return;
-      messages.noteDue(num(at));
-      wake(num(at));
-    }),
-    sql.listen(CONFIG, (payload) => {
-      const [from, tablesChanged] = payload.split("|");
-      if (from === nodeId) return;
-      for (const table of tablesChanged!.split(",")) reload(table);
-    }),
-  ]);
+  const notifications = new Notifications({
+    sql,
+    nodeId,
+    log: o.log,
+    tables: [...cached, scheduleTable] as never,
+    uncached: ["workflow_waiters"],
+    onDue: (atMs) => {
+      messages.noteDue(atMs ?? o.now());
+      wake(atMs);
+    },
+    deafAfterMs: o.nodeTimeoutMs,
+  });
+  try {
+    await notifications.start();
+  } catch (error) {
+    await notifications.stop();
+    await sql.close().catch(() => {});
+    throw error;
+  }
   await cluster.join();
 
   return {
@@ -171,14 +159,14 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
       return { database: num(row.n), wal: 0 };
     },
     onDue: (fn) => void dueListeners.push(fn),
-    watch: (table, fn) => void (watchers.get(table) ?? watchers.set(table, []).get(table)!).push(fn),
+    watch: (table, fn) => notifications.watch(table, fn),
     leads: () => cluster.isLeader,
     // Read at every id: a node presumed dead registers again, under another number if its own was taken.
     dlqIds: () => new DlqIdSequence(() => cluster.number, NODE_NUMBERS),
     nodes: () => cluster.nodes,
     async close() {
       await ticks.flush();
-      await Promise.all(subscriptions.map((s) => s.unlisten().catch(() => {})));
+      await notifications.stop();
       await sql.close();
     },
   };
