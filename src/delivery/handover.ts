@@ -1,0 +1,55 @@
+import type { AccountRegistry } from "../accounts/accounts.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Dialect } from "../core/dialect.ts";
+import type { MessageRecord } from "../model/message.ts";
+import type { Maybe } from "../util/maybe.ts";
+import type { InFlightAttempts } from "./in-flight.ts";
+import { buildJob } from "./job.ts";
+import type { OutcomeRecorder } from "./outcome-recorder.ts";
+import type { WorkerPool } from "./pool.ts";
+
+export interface HandoverDeps {
+  clock: Clock;
+  dialect: Dialect;
+  accounts: AccountRegistry;
+  pool: WorkerPool;
+  inFlight: InFlightAttempts;
+  recorder: OutcomeRecorder;
+  /** A body to deliver instead of the stored one (a workflow step carries its run's steps); an engine may read it later. */
+  deliveryBody?: (m: MessageRecord) => Maybe<Uint8Array | undefined>;
+  /** Delivery has not stopped. */
+  running: () => boolean;
+}
+
+/**
+ * Hands a claimed message to a worker, once its claim is committed: as an attempt in flight, signed
+ * for its account, with the body its delivery carries.
+ */
+export class WorkerHandover {
+  constructor(private readonly deps: HandoverDeps) {}
+
+  submit(m: MessageRecord): void {
+    const { deps } = this;
+    const account = deps.accounts.byId(m.accountId);
+    const { ticket } = deps.inFlight.open(m);
+    if (!account) {
+      // The account left the config: the message can never be signed, so it fails visibly.
+      deps.recorder.add({ ticket, messageId: m.id, error: "account no longer configured", startedAt: deps.clock.now(), durationMs: 0 });
+      return;
+    }
+    const body = deps.deliveryBody?.(m);
+    if (!(body instanceof Promise)) return deps.pool.submit(buildJob(m, account, deps.dialect, ticket, body));
+    // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
+    // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
+    body.then(
+      (read) => {
+        if (deps.running() && deps.inFlight.peek(ticket)) deps.pool.submit(buildJob(m, account, deps.dialect, ticket, read));
+      },
+      (error) => {
+        if (!deps.inFlight.peek(ticket)) return;
+        const reason = `the delivery's body could not be read: ${String((error as Error)?.message ?? error)}`;
+        deps.recorder.add({ ticket, messageId: m.id, error: reason, startedAt: deps.clock.now(), durationMs: 0 });
+      },
+    );
+  }
+}
