@@ -81,8 +81,22 @@ const DOMAINS: ReadonlyArray<(parts: Parts) => DomainModule> = [
   domains.retention,
 ];
 
-/** `POST /__svc/reset` answers the parts it ran in this order; a part not named here runs after these, in module order. */
-const RESET_ORDER = ["statistics", "messages", "logs", "dlq", "url-groups", "queues", "schedules", "dedup", "workflows", "flow-control"];
+/**
+ * `POST /__svc/reset` runs (and answers) the modules' reset parts in this order, the one it always
+ * had; a part not named here runs after these, in module order.
+ */
+const RESET_ORDER = [
+  "statistics",
+  "messages",
+  "logs",
+  "dlq",
+  "url-groups",
+  "queues",
+  "schedules",
+  "dedup",
+  "workflows",
+  "flow-control",
+];
 
 /**
  * The composition root: the shared pieces, the message engine, the domains that ride on it (each
@@ -141,7 +155,10 @@ function resetParts(modules: DomainModule[]): ResetPart[] {
     const at = RESET_ORDER.indexOf(part.name);
     return at < 0 ? RESET_ORDER.length : at;
   };
-  return parts.map((part, i) => ({ part, i })).sort((a, b) => rank(a.part) - rank(b.part) || a.i - b.i).map(({ part }) => part);
+  return parts
+    .map((part, i) => ({ part, i }))
+    .sort((a, b) => rank(a.part) - rank(b.part) || a.i - b.i)
+    .map(({ part }) => part);
 }
 
 /**

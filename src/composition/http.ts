@@ -25,13 +25,16 @@ export interface Telemetry {
 export function createTelemetry({ ctx, storage, engine }: Parts): Telemetry {
   const { clock, config, accounts } = ctx;
   const { pool } = engine;
+  const { dlq } = storage.stores;
   const metrics = new ServerMetrics(engine.events, {
     clock,
     build: buildInfo(),
     workers: config.workers,
     census: (nowMs) => storage.stores.messages.census(nowMs),
     dlqCounts: () =>
-      Promise.all(accounts.all().map(async (account): Promise<[string, number]> => [account.id, await storage.stores.dlq.count(account.id)])),
+      Promise.all(
+        accounts.all().map(async (account): Promise<[string, number]> => [account.id, await dlq.count(account.id)]),
+      ),
     workerLoad: () => pool.load,
     workerBusySeconds: () => pool.busySeconds,
     storageBytes: () => storage.sizeBytes(),
@@ -44,7 +47,13 @@ export function createTelemetry({ ctx, storage, engine }: Parts): Telemetry {
  * add, reset of one account (every part, in one transaction), flush and time control, status,
  * metrics and the live event stream.
  */
-function controlPlane(parts: Parts, fromDomains: RoutePlugin[], resets: ResetRegistry, state: ServerState, telemetry: Telemetry) {
+function controlPlane(
+  parts: Parts,
+  fromDomains: RoutePlugin[],
+  resets: ResetRegistry,
+  state: ServerState,
+  telemetry: Telemetry,
+): RoutePlugin[] {
   const { ctx, storage, engine } = parts;
   const { dispatcher, pool } = engine;
   const { messages, dlq } = storage.stores;
@@ -61,7 +70,8 @@ function controlPlane(parts: Parts, fromDomains: RoutePlugin[], resets: ResetReg
     controlRoutes(ctx, { resets, clock, nodes: () => storage.nodes?.() ?? 1 }),
     statusRoutes(ctx, {
       messageCounts: (id, nowMs) => messages.accountCensus(id, nowMs),
-      heldByWorkers: async (id) => (await pool.flowStats({ prefix: lanePrefix(id) })).reduce((n, lane) => n + lane.waiting, 0),
+      heldByWorkers: async (id) =>
+        (await pool.flowStats({ prefix: lanePrefix(id) })).reduce((n, lane) => n + lane.waiting, 0),
       dlqCount: (id) => dlq.count(id),
     }),
     metricsRoutes(telemetry.metrics, ctx.config.metricsToken),
@@ -79,7 +89,13 @@ export interface HttpApps {
  * The messaging API, the management API (on its own port when configured) and the control plane,
  * from the domains' modules in list order.
  */
-export function buildApps(parts: Parts, modules: DomainModule[], resets: ResetRegistry, state: ServerState, telemetry: Telemetry): HttpApps {
+export function buildApps(
+  parts: Parts,
+  modules: DomainModule[],
+  resets: ResetRegistry,
+  state: ServerState,
+  telemetry: Telemetry,
+): HttpApps {
   const { config, log, dialect } = parts.ctx;
   const messaging = modules.flatMap((m) => m.routes?.messaging ?? []);
   const management = modules.flatMap((m) => m.routes?.management ?? []);

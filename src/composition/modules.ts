@@ -31,7 +31,10 @@ export function messages({ ctx, storage, engine, domains }: Parts): DomainModule
   const store = storage.stores.messages;
   const cancels = new CancelService(ctx, store, engine.lifecycle, engine.forget);
   return {
-    routes: { messaging: [messageRoutes(ctx, domains.publisher, store, cancels)], fast: [publishRoute(ctx, domains.publisher)] },
+    routes: {
+      messaging: [messageRoutes(ctx, domains.publisher, store, cancels)],
+      fast: [publishRoute(ctx, domains.publisher)],
+    },
     resets: [
       {
         name: "messages",
@@ -87,7 +90,8 @@ export function schedules({ ctx, domains }: Parts): DomainModule {
 }
 
 export function batch({ ctx, wake, engine, domains }: Parts): DomainModule {
-  const service = new BatchService(ctx, domains.publisher, domains.queues, wake.ring, engine.workflowHooks.publishes.isWorkflow);
+  const { publisher, queues } = domains;
+  const service = new BatchService(ctx, publisher, queues, wake.ring, engine.workflowHooks.publishes.isWorkflow);
   return { routes: { messaging: [batchRoutes(ctx, service)] } };
 }
 
@@ -151,7 +155,10 @@ export function dedup({ storage }: Parts): DomainModule {
   return { resets: [{ name: "dedup", reset: (id) => storage.stores.dedup.deleteAccount(id) }] };
 }
 
-/** Pruning of the event log, the DLQ and ended workflow runs; where several processes share the storage, only the leader prunes. */
+/**
+ * Pruning of the event log, the DLQ and ended workflow runs; where several processes share the
+ * storage, only the leader prunes.
+ */
 export function retention({ ctx, storage, engine }: Parts): DomainModule {
   const { events, dlq } = storage.stores;
   return { services: [new Retention(ctx, events, dlq, [engine.workflowHooks.runs], () => storage.leads?.() ?? true)] };
