@@ -34,7 +34,8 @@ export class WorkerHandover {
     const { ticket } = deps.inFlight.open(m);
     if (!account) {
       // The account left the config: the message can never be signed, so it fails visibly.
-      deps.recorder.add({ ticket, messageId: m.id, error: "account no longer configured", startedAt: deps.clock.now(), durationMs: 0 });
+      const error = "account no longer configured";
+      deps.recorder.add({ ticket, messageId: m.id, error, startedAt: deps.clock.now(), durationMs: 0 });
       return;
     }
     const body = deps.deliveryBody?.(m);
