@@ -17,7 +17,7 @@ import { createDomainServices, type Parts } from "./composition/domains.ts";
 import { createMessageEngine } from "./composition/engine.ts";
 import { buildApps, createTelemetry } from "./composition/http.ts";
 import * as domains from "./composition/modules.ts";
-import { ServerState, startServer, stopServer, type RunningServer } from "./composition/runtime.ts";
+import { ServerState, startServer, stopServer, type RunningServer, type RuntimeParts } from "./composition/runtime.ts";
 import { loggerAndClock, openShared, type SharedOptions } from "./composition/shared.ts";
 
 export type { RunningServer } from "./composition/runtime.ts";
@@ -124,7 +124,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
     [...storage.services, usage, recorder, pool, dispatcher, ...modules.flatMap((m) => m.services ?? [])],
     ctx.log,
   );
-  const runtime = { config, log: ctx.log, clock: ctx.clock, storage, engine, state, services, ...apps, ...telemetry };
+  const runtime: RuntimeParts = { config, log: ctx.log, clock: ctx.clock, storage, engine, state, services, ...apps, ...telemetry };
   return {
     ctx,
     storage,
