@@ -13,7 +13,7 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
   const lines = [
     `svcd listening on ${running.url}${running.managementUrl !== running.url ? ` (management API on ${running.managementUrl})` : ""}`,
     // The banner goes to terminals and CI logs: a PostgreSQL password stays out of it.
-    `database: ${isPostgresUrl(config.dbPath) ? redactedUrl(config.dbPath) : (config.dbPath ?? "in memory")}  dialect: ${config.dialect}  clock: ${config.clock}`,
+    `database: ${isPostgresUrl(config.dbPath) ? redactedUrl(config.dbPath) : (config.dbPath ?? "in memory")}  dialect: ${config.dialect}  clock: ${config.clock}  region: ${config.region}`,
   ];
   if (accounts[0]) lines.push(`console: ${consoleLink(running.url, accounts[0].source.token)}`);
   if (ctx.dialect.name === "svc")
@@ -33,6 +33,8 @@ export function printBanner(config: ServerConfig, ctx: AppContext, running: Runn
       `export SVC_URL=${running.url}`,
       `export SVC_MANAGEMENT_URL=${running.managementUrl}`,
       `export SVC_TOKEN=${source.token}`,
+      // Reads only (lists, logs, DLQ, schedules...); 403 on anything that publishes, changes or deletes.
+      `export SVC_READONLY_TOKEN=${account.readOnlyToken}`,
       `export SVC_CURRENT_SIGNING_KEY=${account.currentSigningKey}`,
       `export SVC_NEXT_SIGNING_KEY=${account.nextSigningKey}`,
       `export SVC_EMAIL=${account.email}`,

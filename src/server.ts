@@ -13,9 +13,9 @@ import type { MessageEvents, MessageListener } from "./model/events.ts";
 import { applyQueueFixtures } from "./queues/fixtures.ts";
 import { applyScheduleFixtures } from "./schedules/fixtures.ts";
 import { applyUrlGroupFixtures } from "./url-groups/fixtures.ts";
-import { createDomainServices, type Parts } from "./composition/domains.ts";
+import { createDomainServices, type ComposedModule, type Parts } from "./composition/domains.ts";
 import { createMessageEngine } from "./composition/engine.ts";
-import { buildApps, createTelemetry } from "./composition/http.ts";
+import { buildApps, createControls, createTelemetry } from "./composition/http.ts";
 import * as domains from "./composition/modules.ts";
 import { ServerState, startServer, stopServer, type RunningServer, type RuntimeParts } from "./composition/runtime.ts";
 import { loggerAndClock, openShared, type SharedOptions } from "./composition/shared.ts";
@@ -63,7 +63,7 @@ export interface Server {
  * list them so), its background services started in this order after the message engine's.
  * A new domain is one more module here.
  */
-const DOMAINS: ReadonlyArray<(parts: Parts) => DomainModule> = [
+const DOMAINS: ReadonlyArray<(parts: Parts) => ComposedModule> = [
   domains.signing,
   domains.messages,
   domains.dlq,
@@ -74,8 +74,11 @@ const DOMAINS: ReadonlyArray<(parts: Parts) => DomainModule> = [
   domains.batch,
   domains.flowControl,
   domains.workflows,
+  domains.mcp,
   domains.webConsole,
   domains.management,
+  domains.controls,
+  domains.faults,
   domains.statistics,
   domains.dedup,
   domains.retention,
@@ -96,6 +99,7 @@ const RESET_ORDER = [
   "dedup",
   "workflows",
   "flow-control",
+  "faults",
 ];
 
 /**
@@ -115,7 +119,7 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   followOtherNodes(parts, modules);
   const state = new ServerState();
   const telemetry = createTelemetry(parts);
-  const apps = buildApps(parts, modules, resets, state, telemetry);
+  const apps = buildApps(parts, modules, createControls(parts, resets), state, telemetry);
   // Background work, in start order; stopped in reverse. Delivery starts once the workers answer
   // and what was in flight at the last stop is due again; the scheduler only then fires what it missed.
   const { usage } = shared;

@@ -5,6 +5,7 @@ import { newSigningKey } from "../core/ids.ts";
 import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
 import { acceptedTokens, hostedToken } from "./hosted-token.ts";
 import type { AccountRow, AccountStorage } from "./store.ts";
+import type { RequestLimits } from "./rate-limits.ts";
 
 export interface Account {
   /** The messaging user id; also the owner id of every row the account has. */
@@ -16,11 +17,27 @@ export interface Account {
   nextSigningKey: string;
   /** The config entry it came from (fixtures live there). */
   readonly source: AccountConfig;
+  /** Its read-only token: as configured, else derived from its token (stable across restarts). */
+  readonly readOnlyToken: string;
 }
+
+/** Who a messaging token lets in, and whether it may only read. */
+export interface TokenAccess {
+  account: Account;
+  readOnly: boolean;
+}
+
+/**
+ * An account without a configured read-only token gets one derived from its token: unguessable
+ * without it, the same at every start.
+ */
+export const derivedReadOnlyToken = (token: string) =>
+  "ro_" + new Bun.CryptoHasher("sha256").update(`svcd read-only:${token}`).digest("hex").slice(0, 40);
 
 interface Credentials {
   account: Account;
   tokenHashes: Uint8Array[];
+  readOnlyHashes: Uint8Array[];
   basicHash: Uint8Array;
 }
 
@@ -40,6 +57,8 @@ export class AccountRegistry {
     planOverrides: ConfigFile["plans"] = {},
     /** The hosted dialect: tokens are also accepted in the hosted service's shape (see hosted-token.ts). */
     hostedTokens = false,
+    /** The plans' burst and daily limits (none when absent). */
+    private readonly requestLimits?: RequestLimits,
   ) {
     const stored = new Map(store.all().map((row) => [row.id, row]));
     for (const entry of entries) {
@@ -66,15 +85,17 @@ export class AccountRegistry {
         id: entry.userId,
         email: entry.email,
         plan,
-        limits: { ...DEFAULT_PLANS[plan], ...(planOverrides?.[plan] ?? {}) },
+        limits: planLimits(plan, planOverrides),
         currentSigningKey: current,
         nextSigningKey: next,
         source: entry,
+        readOnlyToken: entry.readOnlyToken ?? derivedReadOnlyToken(entry.token),
       };
       this.byIdMap.set(account.id, account);
       this.credentials.push({
         account,
         tokenHashes: acceptedTokens(entry.token, entry.userId, hostedTokens).map(sha256),
+        readOnlyHashes: acceptedTokens(account.readOnlyToken, entry.userId, hostedTokens).map(sha256),
         basicHash: sha256(`${entry.email}:${entry.apiKey}`),
       });
     }
@@ -88,7 +109,11 @@ export class AccountRegistry {
   static entriesFrom(file: ConfigFile | null, seed: DefaultAccountSeed, hostedTokens = false): AccountConfig[] {
     if (file?.accounts && file.accounts.length > 0) return file.accounts;
     const builtIn = hostedTokens && seed.token === DEFAULT_ACCOUNT.token;
-    return [{ ...seed, token: builtIn ? hostedToken(seed.userId, seed.token) : seed.token }];
+    // A token of one's own keeps the well-known read-only token out: it is derived from the token
+    // instead (unless SVC_READONLY_TOKEN names one).
+    const knownReader = seed.readOnlyToken === DEFAULT_ACCOUNT.readOnlyToken && seed.token !== DEFAULT_ACCOUNT.token;
+    const token = builtIn ? hostedToken(seed.userId, seed.token) : seed.token;
+    return [{ ...seed, token, readOnlyToken: knownReader ? undefined : seed.readOnlyToken }];
   }
 
   all(): Account[] {
@@ -98,12 +123,22 @@ export class AccountRegistry {
     return this.byIdMap.get(id);
   }
   byToken(token: string): Account | undefined {
+    const access = this.byAnyToken(token);
+    return access && !access.readOnly ? access.account : undefined;
+  }
+  /** The account of a token or of a read-only token; every hash is compared, whichever matches. */
+  byAnyToken(token: string): TokenAccess | undefined {
     const hash = sha256(token);
-    let found: Account | undefined;
+    let found: TokenAccess | undefined;
     for (const c of this.credentials) {
-      for (const tokenHash of c.tokenHashes) if (timingSafeEqual(tokenHash, hash) && !found) found = c.account;
+      for (const [hashes, readOnly] of [[c.tokenHashes, false], [c.readOnlyHashes, true]] as const)
+        for (const tokenHash of hashes) if (timingSafeEqual(tokenHash, hash) && !found) found = { account: c.account, readOnly };
     }
     return found;
+  }
+  /** Throws the 429 a messaging request meets under its account's plan limits, else counts it. */
+  admit(account: Account, method: string, path: string): void {
+    this.requestLimits?.admit(account, method, path);
   }
   byBasic(email: string, apiKey: string): Account | undefined {
     const hash = sha256(`${email}:${apiKey}`);
@@ -130,6 +165,13 @@ export class AccountRegistry {
     account.nextSigningKey = next;
     return { current, next };
   }
+}
+
+/** A plan's limits with the config file's overrides; `null` there means no limit. */
+function planLimits(plan: PlanName, overrides: ConfigFile["plans"]): PlanLimits {
+  const merged = { ...DEFAULT_PLANS[plan] } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(overrides?.[plan] ?? {})) merged[key] = value === null ? Infinity : value;
+  return merged as unknown as PlanLimits;
 }
 
 function sameRow(a: AccountRow, b: AccountRow): boolean {

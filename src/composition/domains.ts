@@ -1,4 +1,8 @@
+import type { DomainModule, DomainRoutes } from "../context/domain-module.ts";
+import type { ControlDeps } from "../control/routes.ts";
 import { createDeduplicator, dedupReads } from "../dedup/deduplicator.ts";
+import { DlqService } from "../dlq/service.ts";
+import { FlowControlService } from "../flow-control/service.ts";
 import { PublishService } from "../messages/publish.ts";
 import { QueueService } from "../queues/service.ts";
 import { Scheduler } from "../schedules/scheduler.ts";
@@ -8,8 +12,10 @@ import { createWorkflowDomain } from "../workflows/domain.ts";
 import type { MessageEngine } from "./engine.ts";
 import type { Shared } from "./shared.ts";
 
-/** The services of the domains that other domains' modules use too. */
+/** The services of the domains that other domains' modules (the MCP tools') use too. */
 export interface DomainServices {
+  dlq: DlqService;
+  flow: FlowControlService;
   groups: UrlGroupService;
   publisher: PublishService;
   queues: QueueService;
@@ -31,7 +37,19 @@ export interface Parts extends Shared {
 export function createDomainServices(shared: Shared, engine: MessageEngine): DomainServices {
   const { ctx, storage, usage, wake } = shared;
   const { stores } = storage;
-  const { lifecycle, workflowHooks, dispatcher, forget } = engine;
+  const { lifecycle, workflowHooks, dispatcher, forget, pool } = engine;
+  const dlq = new DlqService(ctx, stores.dlq, lifecycle, wake.ring);
+  const flow = new FlowControlService({
+    liveLanes: (filter) => pool.flowStats(filter),
+    tellWorkers: (message) => pool.broadcast(message),
+    store: stores.flow,
+    keys: stores.flowKeys,
+    settings: engine.flowSettings,
+    lanes: engine.flowLanes,
+    global: engine.globalSlots,
+    commit: ctx.commit,
+    clock: ctx.clock,
+  });
   const groups = new UrlGroupService(stores.groups);
   const publisher = new PublishService(ctx, {
     lifecycle,
@@ -57,5 +75,14 @@ export function createDomainServices(shared: Shared, engine: MessageEngine): Dom
     dlq: stores.dlq,
     usage,
   });
-  return { groups, publisher, queues, scheduler, schedules, workflows };
+  return { dlq, flow, groups, publisher, queues, scheduler, schedules, workflows };
+}
+
+/**
+ * A domain's module as the composition root lists it. Routes that act through the test double's
+ * controls (reset, flush, clock) can only be built once every module's reset part is known: they
+ * come from `controlled` then, and take the module's place in the APIs all the same.
+ */
+export interface ComposedModule extends DomainModule {
+  controlled?: (controls: ControlDeps) => DomainRoutes;
 }

@@ -45,10 +45,11 @@ type Lifecycle = Pick<MessageEngine, "events" | "lifecycle" | "queueLanes" | "fl
 /**
  * The message lifecycle. What must move with every message, inside the write that moves it: the
  * event log, usage statistics, queues (the next message goes when one ends), schedules
- * (lastScheduleStates), workflow runs and flow-control rate windows. Queues also decide on
- * admission whether a new message waits.
+ * (lastScheduleStates), workflow runs, flow-control rate windows and the accounts' request
+ * limits. Queues also decide on admission whether a new message waits.
  */
-function createLifecycle({ ctx, storage, usage, wake }: Shared, extraListeners: MessageListener[]): Lifecycle {
+function createLifecycle(shared: Shared, extraListeners: MessageListener[]): Lifecycle {
+  const { ctx, storage, usage, wake, requestLimits } = shared;
   const { stores } = storage;
   const flowSettings = new FlowKeySettings(stores.flowKeys);
   const workflowHooks = createWorkflowHooks(ctx, usage, { runs: stores.runs, waits: stores.waits, dlq: stores.dlq });
@@ -60,6 +61,7 @@ function createLifecycle({ ctx, storage, usage, wake }: Shared, extraListeners: 
     scheduleStatesListener(stores.schedules),
     workflowHooks.listener,
     rateWindowListener(flowSettings, stores.flowKeys),
+    requestLimits.listener(ctx.accounts),
     ...extraListeners,
   ]);
   logDeliveries(events, ctx.log);
@@ -110,6 +112,7 @@ export function createMessageEngine(shared: Shared, extraListeners: MessageListe
     gate: flowLanes,
     wakeSignal: wake,
     deliveryBody: workflowHooks.deliveryBody,
+    fault: shared.faults.deliveryFault,
   });
   const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messages, commit });
   const forget = (messageId: string) => dispatcher.forget(messageId);

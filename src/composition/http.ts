@@ -1,8 +1,8 @@
 import { consoleStaticRoutes } from "../console/routes.ts";
-import type { DomainModule } from "../context/domain-module.ts";
+import type { DomainRoutes } from "../context/domain-module.ts";
 import { ClockControl } from "../control/clock-control.ts";
-import { ResetRegistry } from "../control/reset.ts";
-import { controlRoutes, healthRoutes } from "../control/routes.ts";
+import type { ResetRegistry } from "../control/reset.ts";
+import { healthRoutes, type ControlDeps } from "../control/routes.ts";
 import { statusRoutes } from "../control/status.ts";
 import { rateWindowWaits } from "../control/worker-waits.ts";
 import { lanePrefix } from "../flow-control/lane-key.ts";
@@ -13,7 +13,7 @@ import { buildInfo } from "../startup/build-info.ts";
 import { LiveEventStreams } from "../telemetry/live-events.ts";
 import { ServerMetrics } from "../telemetry/prometheus.ts";
 import { liveEventRoutes, metricsRoutes } from "../telemetry/routes.ts";
-import type { Parts } from "./domains.ts";
+import type { ComposedModule, Parts } from "./domains.ts";
 import type { ServerState } from "./runtime.ts";
 
 /** Observers of the bus: Prometheus metrics (levels read at scrape time) and the console's live event streams. */
@@ -22,7 +22,8 @@ export interface Telemetry {
   liveEvents: LiveEventStreams;
 }
 
-export function createTelemetry({ ctx, storage, engine }: Parts): Telemetry {
+export function createTelemetry(parts: Parts): Telemetry {
+  const { ctx, storage, engine } = parts;
   const { clock, config, accounts } = ctx;
   const { pool } = engine;
   const { dlq } = storage.stores;
@@ -38,27 +39,35 @@ export function createTelemetry({ ctx, storage, engine }: Parts): Telemetry {
     workerLoad: () => pool.load,
     workerBusySeconds: () => pool.busySeconds,
     storageBytes: () => storage.sizeBytes(),
+    faultsInjected: () => parts.faults.rules.injectedCounts(),
   });
   return { metrics, liveEvents: new LiveEventStreams(engine.events) };
 }
 
 /**
+ * What the test double's controls act through: the reset of one account (every module's part, in
+ * one transaction), flush and time control, and how many processes share the storage.
+ */
+export function createControls({ ctx, storage, engine }: Parts, resets: ResetRegistry): ControlDeps {
+  const { pool } = engine;
+  // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
+  const clock = new ClockControl(ctx.clock, engine.probe, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
+  return { resets, clock, nodes: () => storage.nodes?.() ?? 1 };
+}
+
+/**
  * The test double's control plane, which both ports serve: health first, then what the domains
- * add, reset of one account (every part, in one transaction), flush and time control, status,
- * metrics and the live event stream.
+ * add (among them reset, flush and time control), status, metrics and the live event stream.
  */
 function controlPlane(
   parts: Parts,
   fromDomains: RoutePlugin[],
-  resets: ResetRegistry,
   state: ServerState,
   telemetry: Telemetry,
 ): RoutePlugin[] {
   const { ctx, storage, engine } = parts;
   const { dispatcher, pool } = engine;
   const { messages, dlq } = storage.stores;
-  // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
-  const clock = new ClockControl(ctx.clock, engine.probe, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
   return [
     healthRoutes({
       ready: () => state.ready,
@@ -67,7 +76,6 @@ function controlPlane(
       pingWorkers: () => pool.ping(),
     }),
     ...fromDomains,
-    controlRoutes(ctx, { resets, clock, nodes: () => storage.nodes?.() ?? 1 }),
     statusRoutes(ctx, {
       messageCounts: (id, nowMs) => messages.accountCensus(id, nowMs),
       heldByWorkers: async (id) =>
@@ -91,16 +99,18 @@ export interface HttpApps {
  */
 export function buildApps(
   parts: Parts,
-  modules: DomainModule[],
-  resets: ResetRegistry,
+  modules: ComposedModule[],
+  controls: ControlDeps,
   state: ServerState,
   telemetry: Telemetry,
 ): HttpApps {
   const { config, log, dialect } = parts.ctx;
-  const messaging = modules.flatMap((m) => m.routes?.messaging ?? []);
-  const management = modules.flatMap((m) => m.routes?.management ?? []);
-  const fast = modules.flatMap((m) => m.routes?.fast ?? []);
-  const control = controlPlane(parts, modules.flatMap((m) => m.routes?.control ?? []), resets, state, telemetry);
+  const routes = modules.flatMap((m): DomainRoutes[] => [m.routes ?? {}, m.controlled?.(controls) ?? {}]);
+  const plugins = (kind: "messaging" | "management" | "control") => routes.flatMap((r) => r[kind] ?? []);
+  const messaging = plugins("messaging");
+  const management = plugins("management");
+  const fast = routes.flatMap((r) => r.fast ?? []);
+  const control = controlPlane(parts, plugins("control"), state, telemetry);
   const docs = openApiRoutes({ messaging, management, control, dialect, managementUrl: () => state.managementUrl });
   const separateManagement = config.managementPort !== null;
   const observeRequest = telemetry.metrics.observeRequest.bind(telemetry.metrics);
@@ -111,6 +121,8 @@ export function buildApps(
     consoleStaticRoutes,
     observeRequest,
     fast,
+    // Fault injection: an injected answer to a messaging request, before it is routed.
+    parts.faults.intercept,
   );
   const managementApp = separateManagement ? buildHttpApp([...control, docs, ...management], log, {}, observeRequest) : null;
   return { mainApp, managementApp };

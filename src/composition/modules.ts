@@ -2,12 +2,12 @@ import { batchRoutes } from "../batch/routes.ts";
 import { BatchService } from "../batch/service.ts";
 import { consoleEntryRoutes } from "../console/routes.ts";
 import type { DomainModule } from "../context/domain-module.ts";
+import { controlActions, controlRoutes, type ControlDeps } from "../control/routes.ts";
 import { dlqRoutes } from "../dlq/routes.ts";
-import { DlqService } from "../dlq/service.ts";
 import { flowControlRoutes } from "../flow-control/routes.ts";
-import { FlowControlService } from "../flow-control/service.ts";
 import { logRoutes } from "../logs/routes.ts";
 import { createManagementDomain } from "../management/domain.ts";
+import { mcpRoutes } from "../mcp/routes.ts";
 import { CancelService } from "../messages/cancel.ts";
 import { Retention } from "../messages/retention.ts";
 import { messageRoutes, publishRoute } from "../messages/routes.ts";
@@ -15,8 +15,9 @@ import { readAccountMessages } from "../messages/store.ts";
 import { enqueueRoute, queueRoutes } from "../queues/routes.ts";
 import { scheduleRoutes } from "../schedules/routes.ts";
 import { signingKeyRoutes } from "../signing/routes.ts";
+import { buildInfo } from "../startup/build-info.ts";
 import { urlGroupRoutes } from "../url-groups/routes.ts";
-import type { Parts } from "./domains.ts";
+import type { ComposedModule, Parts } from "./domains.ts";
 
 /*
  * One module per domain: what it adds to the APIs, to the test double's reset, to the background
@@ -46,11 +47,10 @@ export function messages({ ctx, storage, engine, domains }: Parts): DomainModule
   };
 }
 
-export function dlq({ ctx, storage, engine, domains, wake }: Parts): DomainModule {
+export function dlq({ ctx, storage, domains }: Parts): DomainModule {
   const store = storage.stores.dlq;
-  const service = new DlqService(ctx, store, engine.lifecycle, wake.ring);
   return {
-    routes: { messaging: [dlqRoutes(ctx, store, service, domains.workflows.dlqFields)] },
+    routes: { messaging: [dlqRoutes(ctx, store, domains.dlq, domains.workflows.dlqFields)] },
     resets: [{ name: "dlq", reset: (id) => store.deleteAccount(id) }],
   };
 }
@@ -95,19 +95,9 @@ export function batch({ ctx, wake, engine, domains }: Parts): DomainModule {
   return { routes: { messaging: [batchRoutes(ctx, service)] } };
 }
 
-export function flowControl({ ctx, storage, wake, engine }: Parts): DomainModule {
+export function flowControl({ ctx, wake, engine, domains }: Parts): DomainModule {
   const { pool, flowSettings } = engine;
-  const flow = new FlowControlService({
-    liveLanes: (filter) => pool.flowStats(filter),
-    tellWorkers: (message) => pool.broadcast(message),
-    store: storage.stores.flow,
-    keys: storage.stores.flowKeys,
-    settings: flowSettings,
-    lanes: engine.flowLanes,
-    global: engine.globalSlots,
-    commit: ctx.commit,
-    clock: ctx.clock,
-  });
+  const { flow } = domains;
   // A key paused, resumed or pinned through another node: this node's workers (the key's owner's) follow.
   const followKeys = () => {
     for (const { lane, steering, resetWindow } of flowSettings.reload())
@@ -132,6 +122,29 @@ export function workflows({ domains }: Parts): DomainModule {
   };
 }
 
+/** Agents' door to the same services: the MCP tools call what the routes of the domains above call. */
+export function mcp({ ctx, storage, domains }: Parts): ComposedModule {
+  const { stores } = storage;
+  const { workflows } = domains;
+  const deps = {
+    ctx,
+    publisher: domains.publisher,
+    messages: stores.messages,
+    events: stores.events,
+    dlqStore: stores.dlq,
+    dlq: domains.dlq,
+    dlqFields: workflows.dlqFields,
+    queues: domains.queues,
+    schedules: domains.schedules,
+    flow: domains.flow,
+    runs: workflows.runs,
+    waits: workflows.waits,
+  };
+  const version = buildInfo().version;
+  const routes = (controls: ControlDeps) => mcpRoutes(ctx, { ...deps, control: controlActions(controls) }, version);
+  return { controlled: (controls) => ({ messaging: [routes(controls)] }) };
+}
+
 /** The web console lives beside the messaging API (main port only): `/` sends browsers there. */
 export function webConsole(): DomainModule {
   return { routes: { messaging: [consoleEntryRoutes()] } };
@@ -145,6 +158,19 @@ export function management({ ctx, storage, usage }: Parts): DomainModule {
     stores: { search: stores.search, vector: stores.vector, ledger: stores.usageLedger },
   });
   return { routes: { management: domain.managementRoutes, control: domain.controlRoutes } };
+}
+
+/** The test double's controls under `/__svc/`: reset of the caller's account, flush and time control. */
+export function controls({ ctx }: Parts): ComposedModule {
+  return { controlled: (controls) => ({ control: [controlRoutes(ctx, controls)] }) };
+}
+
+/**
+ * Fault injection: the rules' control routes and their part of the reset. The hooks the dispatcher,
+ * the HTTP app and the metrics ask are shared (Shared.faults): the engine is built before any module.
+ */
+export function faults({ faults }: Parts): DomainModule {
+  return { routes: { control: [faults.routes] }, resets: [faults.resetPart] };
 }
 
 export function statistics({ usage }: Parts): DomainModule {

@@ -1,4 +1,5 @@
 import { AccountRegistry } from "../accounts/accounts.ts";
+import { RequestLimits } from "../accounts/rate-limits.ts";
 import { loadConfigFile, type ConfigFile } from "../config/config-file.ts";
 import type { ServerConfig } from "../config/config.ts";
 import type { AppContext } from "../context/app-context.ts";
@@ -8,6 +9,7 @@ import { createLogger, type Logger } from "../core/log.ts";
 import { WakeSignal } from "../core/wake.ts";
 import type { StorageEngine } from "../engines/engine.ts";
 import { openStorageEngine } from "../engines/open.ts";
+import { createFaultDomain } from "../faults/domain.ts";
 import { MetricsEngine } from "../metrics/engine.ts";
 
 /** What a caller may hand the server instead of what the configuration says (tests, openServer). */
@@ -36,11 +38,19 @@ export interface Shared {
   usage: MetricsEngine;
   /** Producers tell the dispatcher that messages may be due through it. */
   wake: WakeSignal;
+  /** Each account's request rates: the accounts admit requests by them, message events count into them. */
+  requestLimits: RequestLimits;
+  /**
+   * Fault injection: rules a test sets; the dispatcher asks them for each attempt, the HTTP app for
+   * each request, the metrics count what they injected.
+   */
+  faults: ReturnType<typeof createFaultDomain>;
 }
 
 /**
  * One logger, one clock, one database (with every domain's migrations) written through one group
- * commit, the accounts, the usage-metrics engine and the dispatcher's wake signal.
+ * commit, the accounts and their request limits, the usage-metrics engine, the dispatcher's wake
+ * signal and the fault rules.
  */
 export function openShared(config: ServerConfig, options: SharedOptions): Shared {
   const { log, clock } = loggerAndClock(config, options);
@@ -48,12 +58,15 @@ export function openShared(config: ServerConfig, options: SharedOptions): Shared
   const dialect = DIALECTS[config.dialect];
   const storage = options.storage ?? openStorageEngine(config, log);
   const hostedTokens = dialect.name === "upstash";
+  const requestLimits = new RequestLimits(clock);
   const accounts = new AccountRegistry(
     storage.stores.accounts,
     AccountRegistry.entriesFrom(configFile, config.defaultAccount, hostedTokens),
     configFile?.plans,
     hostedTokens,
+    requestLimits,
   );
   const ctx: AppContext = { config, clock, log, dialect, accounts, commit: storage.commit };
-  return { ctx, storage, usage: new MetricsEngine(storage.stores.rollups, clock, { log }), wake: new WakeSignal() };
+  const usage = new MetricsEngine(storage.stores.rollups, clock, { log });
+  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: createFaultDomain(ctx) };
 }

@@ -18,6 +18,9 @@ const PlanOverrides = Type.Partial(
     dlqRetentionMs: Type.Integer({ minimum: 0 }),
     logRetentionMs: Type.Integer({ minimum: 0 }),
     pricePer100k: Type.Number({ minimum: 0 }),
+    /** null: no limit. */
+    burstPerSecond: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    maxMessagesPerDay: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),
   { additionalProperties: false },
 );
@@ -31,6 +34,8 @@ export const AccountEntry = Type.Object(
     apiKey: Type.String({ minLength: 1 }),
     userId: Type.String({ minLength: 1, pattern: "^[A-Za-z0-9._-]+$" }),
     token: Type.String({ minLength: 1 }),
+    /** Reads everything the token reads; refused (403) wherever the token publishes, changes or deletes. */
+    readOnlyToken: Type.Optional(Type.String({ minLength: 1 })),
     currentSigningKey: Type.Optional(Type.String({ minLength: 1 })),
     nextSigningKey: Type.Optional(Type.String({ minLength: 1 })),
     plan: Type.Optional(Type.Union([Type.Literal("free"), Type.Literal("payg"), Type.Literal("fixed")])),
@@ -88,8 +93,11 @@ export function parseConfigFile(raw: unknown, source = "config"): ConfigFile {
       ["userId", account.userId],
       ["email", account.email],
       ["token", account.token],
+      ["readOnlyToken", account.readOnlyToken],
     ] as const) {
-      const key = `${field}:${value}`;
+      if (value === undefined) continue;
+      // A token and a read-only token are one name space: one string must name one access.
+      const key = `${field === "readOnlyToken" ? "token" : field}:${value}`;
       if (seen.has(key))
         throw new ConfigError("--config", `${source}: accounts[${i}].${field}: repeats ${seen.get(key)}`);
       seen.set(key, `accounts[${i}]`);

@@ -20,6 +20,7 @@ export interface DefaultAccountSeed {
   apiKey: string;
   userId: string;
   token: string;
+  readOnlyToken: string;
   currentSigningKey: string;
   nextSigningKey: string;
   plan: PlanName;
@@ -50,6 +51,8 @@ export interface ServerConfig {
   publicUrl: string | null;
   /** Bearer token of `GET /metrics` (not an account's token: the metrics name every account). */
   metricsToken: string;
+  /** The region svcd answers as: every delivery carries it (`Svc-Region`), so receivers pick its signing keys. */
+  region: string;
 }
 
 export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
@@ -57,12 +60,15 @@ export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
   apiKey: "svcd_dev_api_key",
   userId: "svcd-dev-user",
   token: "svcd_dev_token",
+  readOnlyToken: "svcd_dev_readonly_token",
   currentSigningKey: "sig_svcdDevCurrentKey00000000000",
   nextSigningKey: "sig_svcdDevNextKey00000000000000",
   plan: "payg",
 };
 
 export const DEFAULT_METRICS_TOKEN = "svcd_dev_metrics_token";
+/** The hosted service's first region: the official Receiver knows it (with EU-CENTRAL-1). */
+export const DEFAULT_REGION = "US-EAST-1";
 
 /**
  * Delivery workers: one on two cores, two above. A worker's share of an attempt (signing, the
@@ -94,6 +100,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     defaultAccount: { ...DEFAULT_ACCOUNT },
     publicUrl: null,
     metricsToken: DEFAULT_METRICS_TOKEN,
+    region: DEFAULT_REGION,
   };
 }
 
@@ -127,6 +134,14 @@ function positive(value: string, flag: string, { integer = false } = {}): number
   return n;
 }
 
+/** A region name as the hosted service writes them: `US-EAST-1`, `EU-CENTRAL-1` (upper case, dashes). */
+function region(value: string, flag: string): string {
+  const name = value.trim().toUpperCase().replaceAll("_", "-");
+  if (!/^[A-Z]{2,}(-[A-Z0-9]+)+$/.test(name))
+    throw new ConfigError(flag, `must be a region name like US-EAST-1 or EU-CENTRAL-1 (got "${value}")`);
+  return name;
+}
+
 function nonEmpty(value: string, flag: string): string {
   if (value.trim() === "") throw new ConfigError(flag, "must not be empty");
   return value;
@@ -150,12 +165,14 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--shutdown-timeout", env: "SVC_SHUTDOWN_TIMEOUT_MS", help: "ms to let in-flight deliveries finish on SIGINT/SIGTERM", apply: (c, v, f) => (c.shutdownTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--busy-timeout", env: "SVC_BUSY_TIMEOUT_MS", help: "ms a write waits for the database lock before answering 503", apply: (c, v, f) => (c.busyTimeoutMs = positive(v, f, { integer: true })) },
   { flag: "--metrics-token", env: "SVC_METRICS_TOKEN", help: `bearer token of GET /metrics (default ${DEFAULT_METRICS_TOKEN})`, apply: (c, v, f) => (c.metricsToken = nonEmpty(v, f)) },
+  { flag: "--region", env: "SVC_REGION", help: `region every delivery names in its Region header (default ${DEFAULT_REGION})`, apply: (c, v, f) => (c.region = region(v, f)) },
   { flag: "--public-url", env: "SVC_PUBLIC_URL", help: "base URL printed at start (the URL clients reach svcd at, behind a proxy)", apply: (c, v, f) => (c.publicUrl = nonEmpty(v, f)) },
 ];
 
 /** The default account's text fields, each set by an environment variable. */
 const ACCOUNT_ENV: Array<[Exclude<keyof DefaultAccountSeed, "plan">, string]> = [
   ["token", "SVC_TOKEN"],
+  ["readOnlyToken", "SVC_READONLY_TOKEN"],
   ["currentSigningKey", "SVC_CURRENT_SIGNING_KEY"],
   ["nextSigningKey", "SVC_NEXT_SIGNING_KEY"],
   ["email", "SVC_EMAIL"],
@@ -265,7 +282,7 @@ export function helpText(): string {
     `  ${"--help".padEnd(30)} show this help`,
     `  ${"--version".padEnd(30)} print the version, commit and build date`,
     "",
-    "Default account (no --config): SVC_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
+    "Default account (no --config): SVC_TOKEN, SVC_READONLY_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
     "SVC_EMAIL, SVC_API_KEY, SVC_USER_ID, SVC_PLAN (free | payg | fixed) override its credentials.",
   ].join("\n");
 }

@@ -15,6 +15,9 @@ export const DEV_ACCOUNT: Readonly<DefaultAccountSeed> = {
   token: "eyJVc2VySUQiOiJkZWZhdWx0VXNlciIsIlBhc3N3b3JkIjoiZGVmYXVsdFBhc3N3b3JkIn0=",
   currentSigningKey: "sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r",
   nextSigningKey: "sig_5ZB6DVzB1wjE8S6rZ7eenA8Pdnhs",
+  // The default account's read-only token, which is never paired with another token: the accounts
+  // derive one from the dev token instead.
+  readOnlyToken: "svcd_dev_readonly_token",
   plan: "payg",
 };
 

@@ -24,6 +24,10 @@ export interface PlanLimits {
   logRetentionMs: number;
   /** Billing: USD per 100,000 messages. */
   pricePer100k: number;
+  /** Messaging requests per second other than publishing ones (429 `Burst-RateLimit-*`); Infinity: none. */
+  burstPerSecond: number;
+  /** Messages per UTC day (429 `RateLimit-*` on publish once reached); Infinity: none. */
+  maxMessagesPerDay: number;
   /** Defaults of search / vector index limits (-1 = unlimited). */
   index: {
     maxVectorCount: number;
@@ -53,6 +57,11 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     dlqRetentionMs: 3 * DAY,
     logRetentionMs: 3 * DAY,
     pricePer100k: 1,
+    // The hosted docs name a per-second burst limit but no figure any more (they once said 100
+    // for free and pay-as-you-go, 1000 for fixed plans): none unless the config file sets one, so
+    // a test suite polling the logs is never throttled.
+    burstPerSecond: Infinity,
+    maxMessagesPerDay: 1000,
     index: {
       maxVectorCount: 200_000,
       maxMonthlyReranks: 0,
@@ -79,6 +88,8 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     dlqRetentionMs: 7 * DAY,
     logRetentionMs: 7 * DAY,
     pricePer100k: 1,
+    burstPerSecond: Infinity,
+    maxMessagesPerDay: Infinity,
     index: {
       maxVectorCount: 100_000_000,
       maxMonthlyReranks: -1,
@@ -105,6 +116,8 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     dlqRetentionMs: 30 * DAY,
     logRetentionMs: 14 * DAY,
     pricePer100k: 1,
+    burstPerSecond: Infinity,
+    maxMessagesPerDay: 1_000_000,
     index: {
       maxVectorCount: 1_000_000_000,
       maxMonthlyReranks: -1,

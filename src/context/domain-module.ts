@@ -17,22 +17,24 @@ export interface ResetPart {
   reads?: (accountId: string) => Read[];
 }
 
+export interface DomainRoutes {
+  /** The messaging API (main port). */
+  messaging?: RoutePlugin[];
+  /** The management API (its own port when configured). */
+  management?: RoutePlugin[];
+  /** The control plane (/__svc/*), which both ports serve. */
+  control?: RoutePlugin[];
+  /** The hottest requests, routed by Bun straight to their handler (main port). */
+  fast?: FastRoute[];
+}
+
 /**
  * What one domain adds to the server: the composition root collects these from its list of
  * modules, in list order, into the HTTP APIs, the test double's reset, the background services
  * and what this node follows of the changes other nodes sharing the storage make.
  */
 export interface DomainModule {
-  routes?: {
-    /** The messaging API (main port). */
-    messaging?: RoutePlugin[];
-    /** The management API (its own port when configured). */
-    management?: RoutePlugin[];
-    /** The control plane (/__svc/*), which both ports serve. */
-    control?: RoutePlugin[];
-    /** The hottest requests, routed by Bun straight to their handler (main port). */
-    fast?: FastRoute[];
-  };
+  routes?: DomainRoutes;
   /** Its part of `POST /__svc/reset`. */
   resets?: ResetPart[];
   /** Background work, started after the message engine's in list order and stopped in reverse. */

@@ -83,6 +83,32 @@ function requireOneNode(deps: ControlDeps): void {
     throw new HttpError(409, `the test double's controls (reset, flush, clock) work with one node; ${nodes} nodes share this database`);
 }
 
+/**
+ * Reset, flush and clock advance as the control routes (and the MCP tools) run them; they throw
+ * HttpErrors (409 with several nodes or a real clock, 504 when deliveries still run at the timeout).
+ */
+export function controlActions(deps: ControlDeps) {
+  return {
+    async reset(accountId: string) {
+      requireOneNode(deps);
+      return { reset: accountId, parts: await deps.resets.resetAccount(accountId) };
+    },
+    async flush(timeoutMs = DEFAULT_WAIT_MS) {
+      requireOneNode(deps);
+      if (!(await deps.clock.flush(timeoutMs))) throw new HttpError(504, `deliveries still running after ${timeoutMs} ms`);
+      return { idle: true as const };
+    },
+    async advance(move: { ms?: number; to?: number }, flush = false, timeoutMs = DEFAULT_WAIT_MS) {
+      requireOneNode(deps);
+      const result = await deps.clock.advance({ ms: move.ms, to: move.to, flush, timeoutMs });
+      if (!result.idle)
+        throw new HttpError(504, `clock moved to ${result.now}, but deliveries still running after ${timeoutMs} ms`);
+      const { idle: _, ...answer } = result;
+      return answer;
+    },
+  };
+}
+
 const StatusJson = Type.Object({ status: Type.String() });
 const ResetJson = Type.Object({ reset: Type.String({ description: "the account id" }), parts: Type.Array(Type.String()) });
 const ClockJson = Type.Object({ now: Type.Integer({ description: "Unix ms" }), mode: Type.Union([Type.Literal("real"), Type.Literal("manual")]) });
@@ -110,14 +136,12 @@ const AdvanceBody = t.Object(
  * caller's account, flush, and time control.
  */
 export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
+  const actions = controlActions(deps);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post(
       "/__svc/reset",
-      async ({ account }) => {
-        requireOneNode(deps);
-        return { reset: account.id, parts: await deps.resets.resetAccount(account.id) };
-      },
+      ({ account }) => actions.reset(account.id),
       {
         detail: apiDoc({
           summary: "Wipe the caller's messages, DLQ, logs, groups, schedules, queues and statistics (not its credentials)",
@@ -127,13 +151,7 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
     )
     .post(
       "/__svc/flush",
-      async ({ query }) => {
-        requireOneNode(deps);
-        const timeout = query.timeout ?? DEFAULT_WAIT_MS;
-        if (!(await deps.clock.flush(timeout)))
-          throw new HttpError(504, `deliveries still running after ${timeout} ms`);
-        return { idle: true };
-      },
+      ({ query }) => actions.flush(query.timeout),
       {
         query: WaitQuery,
         detail: apiDoc({
@@ -147,14 +165,7 @@ export function controlRoutes(ctx: AppContext, deps: ControlDeps) {
     })
     .post(
       "/__svc/clock/advance",
-      async ({ body, query }) => {
-        requireOneNode(deps);
-        const timeout = query.timeout ?? DEFAULT_WAIT_MS;
-        const result = await deps.clock.advance({ ms: body.ms, to: body.to, flush: query.flush ?? false, timeoutMs: timeout });
-        if (!result.idle) throw new HttpError(504, `clock moved to ${result.now}, but deliveries still running after ${timeout} ms`);
-        const { idle: _, ...answer } = result;
-        return answer;
-      },
+      ({ body, query }) => actions.advance(body, query.flush, query.timeout),
       {
         // JSON whatever the Content-Type: `curl -d '{"ms":1000}'` sends it as a form.
         parse: "json",

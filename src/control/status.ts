@@ -33,6 +33,7 @@ const StatusJson = Type.Object({
   clock: Type.Object({ mode: Type.String(), now: Type.Integer({ description: "Unix ms" }) }),
   messages: Type.Object({ due: Count, delayed: Count, inFlight: Count, waiting: Count }),
   dlq: Count,
+  readOnly: Type.Boolean({ description: "the token is a read-only token: it may read, not publish, change or delete" }),
 });
 
 /**
@@ -43,7 +44,7 @@ const StatusJson = Type.Object({
 export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
   return new Elysia().use(messagingAuth(ctx.accounts, ctx.dialect)).get(
     "/__svc/status",
-    async ({ account }) => {
+    async ({ account, readOnly }) => {
       const now = ctx.clock.now();
       return {
         version: pkg.version,
@@ -55,6 +56,7 @@ export function statusRoutes(ctx: AppContext, deps: StatusDeps) {
         clock: { mode: ctx.clock.kind, now },
         messages: withWorkerHeld(await deps.messageCounts(account.id, now), await deps.heldByWorkers(account.id)),
         dlq: await deps.dlqCount(account.id),
+        readOnly,
       };
     },
     {

@@ -16,6 +16,7 @@ import { DueTimer } from "./due-timer.ts";
 import { WorkerHandover } from "./handover.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";
 import type { WorkerPool } from "./pool.ts";
+import type { JobFault } from "./worker-protocol.ts";
 
 const CLAIM_BATCH = 512;
 /** Wall-clock pause before trying the database again after a storage error. */
@@ -23,6 +24,7 @@ const STORAGE_RETRY_MS = 500;
 
 export interface DispatcherDeps {
   clock: Clock;
+  config: { region: string };
   log: Logger;
   dialect: Dialect;
   accounts: AccountRegistry;
@@ -38,6 +40,8 @@ export interface DispatcherDeps {
   /** A body to deliver instead of the stored one (a workflow step carries its run's steps); an engine may read it later. */
   deliveryBody?: (m: MessageRecord) => Maybe<Uint8Array | undefined>;
   maxInFlight?: number;
+  /** A fault a test's rule injects into this attempt (the faults domain decides; it goes with the job). */
+  fault?: (m: MessageRecord) => JobFault | undefined;
 }
 
 /**

@@ -7,9 +7,11 @@ import type { InFlightAttempts } from "./in-flight.ts";
 import { buildJob } from "./job.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";
 import type { WorkerPool } from "./pool.ts";
+import type { JobFault } from "./worker-protocol.ts";
 
 export interface HandoverDeps {
   clock: Clock;
+  config: { region: string };
   dialect: Dialect;
   accounts: AccountRegistry;
   pool: WorkerPool;
@@ -17,6 +19,8 @@ export interface HandoverDeps {
   recorder: OutcomeRecorder;
   /** A body to deliver instead of the stored one (a workflow step carries its run's steps); an engine may read it later. */
   deliveryBody?: (m: MessageRecord) => Maybe<Uint8Array | undefined>;
+  /** A fault a test's rule injects into this attempt (the faults domain decides; it goes with the job). */
+  fault?: (m: MessageRecord) => JobFault | undefined;
   /** Delivery has not stopped. */
   running: () => boolean;
 }
@@ -26,7 +30,12 @@ export interface HandoverDeps {
  * for its account, with the body its delivery carries.
  */
 export class WorkerHandover {
-  constructor(private readonly deps: HandoverDeps) {}
+  /** How a delivery names this server: its dialect's headers and its region. */
+  private readonly wire: { dialect: Dialect; region: string };
+
+  constructor(private readonly deps: HandoverDeps) {
+    this.wire = { dialect: deps.dialect, region: deps.config.region };
+  }
 
   submit(m: MessageRecord): void {
     const { deps } = this;
@@ -38,13 +47,15 @@ export class WorkerHandover {
       deps.recorder.add({ ticket, messageId: m.id, error, startedAt: deps.clock.now(), durationMs: 0 });
       return;
     }
+    const fault = deps.fault?.(m);
     const body = deps.deliveryBody?.(m);
-    if (!(body instanceof Promise)) return deps.pool.submit(buildJob(m, account, deps.dialect, ticket, body));
+    if (!(body instanceof Promise)) return deps.pool.submit(buildJob(m, account, this.wire, ticket, body, fault));
     // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
     // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
     body.then(
       (read) => {
-        if (deps.running() && deps.inFlight.peek(ticket)) deps.pool.submit(buildJob(m, account, deps.dialect, ticket, read));
+        if (!deps.running() || !deps.inFlight.peek(ticket)) return;
+        deps.pool.submit(buildJob(m, account, this.wire, ticket, read, fault));
       },
       (error) => {
         if (!deps.inFlight.peek(ticket)) return;

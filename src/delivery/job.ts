@@ -2,10 +2,18 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { laneKey } from "../flow-control/lane-key.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { DeliveryJob } from "./worker-protocol.ts";
+import type { DeliveryJob, JobFault } from "./worker-protocol.ts";
 
 /** The request a message becomes: its own headers plus the delivery headers (docs/messaging-api.md, Delivery). */
-export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, ticket: number, body?: Uint8Array): DeliveryJob {
+export function buildJob(
+  m: MessageRecord,
+  account: Account,
+  where: { dialect: Dialect; region: string },
+  ticket: number,
+  body?: Uint8Array,
+  fault?: JobFault,
+): DeliveryJob {
+  const { dialect } = where;
   const p = dialect.prefix;
   const headers: Array<[string, string]> = [...m.headers];
   headers.push(["User-Agent", dialect.userAgent]);
@@ -14,6 +22,8 @@ export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, t
   if (m.topicName) headers.push([`${p}-Topic-Name`, m.topicName]);
   if (m.scheduleId) headers.push([`${p}-Schedule-Id`, m.scheduleId]);
   if (m.callerIp) headers.push([`${p}-Caller-Ip`, m.callerIp]);
+  // The official Receiver picks `<REGION>_QSTASH_*_SIGNING_KEY` by this header when QSTASH_REGION is set.
+  headers.push([`${p}-Region`, where.region]);
   return {
     ticket,
     messageId: m.id,
@@ -32,5 +42,6 @@ export function buildJob(m: MessageRecord, account: Account, dialect: Dialect, t
     headersOf2xx: m.callback !== undefined || m.workflow !== undefined,
     // The worker's lanes are per account: the same key of two accounts is two lanes.
     flow: m.flow ? { ...m.flow, key: laneKey(m.accountId, m.flow.key) } : undefined,
+    fault,
   };
 }

@@ -22,6 +22,17 @@ export interface DeliveryJob {
   /** Whether a 2XX answer's headers come back with the outcome (any other answer's always do). */
   headersOf2xx: boolean;
   flow?: FlowControl;
+  /** A fault a test asked for (the faults domain decides on the main thread; the worker carries it out). */
+  fault?: JobFault;
+}
+
+/** docs/test-double.md, Fault injection: what the worker does differently for one attempt. */
+export interface JobFault {
+  kind: "duplicate" | "delay" | "reorder" | "timeout-after-answer";
+  /** The rule that fired, named in the outcome and so in the log entry. */
+  rule: string;
+  /** delay: wait this long before the request; reorder: wait this long outside the flow-control lane. */
+  delayMs?: number;
 }
 
 export type ToWorker =

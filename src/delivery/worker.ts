@@ -44,28 +44,76 @@ const gate = new FlowGate(
 let slots = new RequestSlots(KEEP_ALIVE_POOL, SLOW_REQUEST_MS);
 
 async function deliver(job: DeliveryJob, startedAt = now()) {
+  const fault = job.fault;
+  if (fault?.kind === "delay") {
+    // Taken out while it waits (a cancel, a shutdown): whoever took it reports it; this attempt
+    // ends here, so a flow-control lane gets its slot back.
+    const go = await new Promise<boolean>((resolve) => hold(job, fault.delayMs ?? 0, () => resolve(true), () => resolve(false)));
+    if (!go) return;
+  }
   let t0 = 0;
-  const result = await slots.run(() => {
-    t0 = performance.now();
-    const headers = new Headers(job.headers);
-    headers.set(
-      job.signatureHeader,
-      // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
-      // even when the server runs on a manual clock.
-      signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
-    );
-    return performRequest({
-      url: job.url,
-      method: job.method,
-      headers,
-      body: job.body,
-      timeoutMs: job.timeoutMs,
-      maxResponseBytes: job.maxResponseBytes,
-      headersOf2xx: job.headersOf2xx,
+  const attempt = () =>
+    slots.run(() => {
+      t0 = performance.now();
+      const headers = new Headers(job.headers);
+      headers.set(
+        job.signatureHeader,
+        // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
+        // even when the server runs on a manual clock.
+        signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
+      );
+      return performRequest({
+        url: job.url,
+        method: job.method,
+        headers,
+        body: job.body,
+        timeoutMs: job.timeoutMs,
+        maxResponseBytes: job.maxResponseBytes,
+        headersOf2xx: job.headersOf2xx,
+      });
     });
-  });
-  report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result });
+  let result = await attempt();
+  // As after a crash between the request and its record: the receiver gets the message again.
+  if (fault?.kind === "duplicate") result = await attempt();
+  if (fault?.kind === "timeout-after-answer" && result.status !== undefined)
+    result = {
+      error: `injected fault: the receiver answered ${result.status}, reported as a timeout (no answer within ${job.timeoutMs} ms)`,
+    };
+  const marked = fault ? { fault: { kind: fault.kind, rule: fault.rule } } : {};
+  report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result, ...marked });
 }
+
+/** Jobs an injected delay or reorder holds back, by ticket: a cancel or a shutdown takes them out unstarted. */
+const held = new Map<number, { job: DeliveryJob; cancelTimer: () => void; dropped?: () => void }>();
+
+/** Injected delays run on this thread's copy of the server's clock (a manual clock moves them). */
+function hold(job: DeliveryJob, ms: number, then: () => void, dropped?: () => void): void {
+  const cancelTimer = clock.at(now() + ms, () => {
+    if (held.delete(job.ticket)) then();
+  });
+  held.set(job.ticket, { job, cancelTimer, dropped });
+}
+
+function unhold(ticket: number): DeliveryJob | undefined {
+  const entry = held.get(ticket);
+  if (!entry) return undefined;
+  held.delete(ticket);
+  entry.cancelTimer();
+  entry.dropped?.();
+  return entry.job;
+}
+
+/**
+ * A reorder fault: the job waits outside its flow-control lane, holding no slot of it, so the
+ * key's messages dispatched meanwhile overtake it; then it joins the lane like any other.
+ */
+function submit(job: DeliveryJob, reordered = false): void {
+  const { fault } = job;
+  if (fault?.kind === "reorder" && !reordered) return hold(job, fault.delayMs ?? DEFAULT_REORDER_MS, () => submit(job, true));
+  if (job.flow) gate.submit({ ...job, flow: job.flow });
+  else void deliver(job);
+}
+const DEFAULT_REORDER_MS = 1_000;
 
 /**
  * Outcomes go back in one message per turn of this thread's event loop: at a few thousand
@@ -107,13 +155,10 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
       slots = new RequestSlots(Math.max(8, Math.floor(KEEP_ALIVE_POOL / msg.workers)), SLOW_REQUEST_MS);
       break;
     case "deliver":
-      for (const job of unpackJobs(msg.jobs)) {
-        if (job.flow) gate.submit({ ...job, flow: job.flow });
-        else void deliver(job);
-      }
+      for (const job of unpackJobs(msg.jobs)) submit(job);
       break;
     case "cancel": {
-      const job = gate.cancel(msg.ticket);
+      const job = gate.cancel(msg.ticket) ?? unhold(msg.ticket);
       // The pool still counts the job as in flight until an outcome for it arrives.
       if (job) {
         report({ ticket: job.ticket, messageId: job.messageId, error: "cancelled before delivery", startedAt: now(), durationMs: 0 });
@@ -129,9 +174,11 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "hello"; workerId: numb
     case "flow-forget":
       gate.forget(msg.prefix);
       break;
-    case "release-waiting":
-      post({ type: "released", tickets: gate.releaseWaiting().map((job) => job.ticket) });
+    case "release-waiting": {
+      const unstarted = [...gate.releaseWaiting(), ...[...held.keys()].flatMap((ticket) => unhold(ticket) ?? [])];
+      post({ type: "released", tickets: unstarted.map((job) => job.ticket) });
       break;
+    }
     case "flow-stats":
       post({ type: "flow-stats", id: msg.id, stats: gate.stats({ key: msg.key, prefix: msg.prefix }) });
       break;

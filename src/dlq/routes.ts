@@ -11,7 +11,7 @@ import { bodyFields } from "../util/base64.ts";
 import type { Maybe } from "../util/maybe.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
-import { readDlqEntries, readDlqFilter, type DlqStorage } from "./store.ts";
+import { readDlqFilter, type DlqStorage } from "./store.ts";
 import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, pageControls } from "../openapi/doc.ts";
 import { DeletedJson, DlqMessageJson, DlqPageJson, NewMessageJson, RetriedJson } from "../messages/api-schemas.ts";
 import { settingParameters } from "../messages/publish-headers.ts";
@@ -51,11 +51,11 @@ export async function dlqPage(
   store: DlqStorage,
   moreFields: DlqFields,
   accountId: string,
-  request: Request,
+  source: Request | URLSearchParams,
   accepts: readonly FilterKey[],
   narrow: Filter = {},
 ) {
-  const query = new URL(request.url).searchParams;
+  const query = source instanceof URLSearchParams ? source : new URL(source.url).searchParams;
   const count = optionalInt(query.get("count") ?? undefined, "count", { min: 1, max: 100 }) ?? 100;
   // A listing ignores keys it does not know (only bulk deletes refuse them).
   const filter = { ...parseFilter({ query }, { accepts, strict: false, control: [] }), ...narrow };
@@ -84,8 +84,7 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
       return view(entry);
     }, { params: DlqIdParams, detail: apiDoc({ summary: "Get a DLQ message", responses: { 200: jsonContent(DlqMessageJson, "the DLQ message") } }) })
     .delete("/v2/dlq/:dlqId", async ({ account, params }) => {
-      const deleted = await ctx.commit.run(() => store.delete(account.id, params.dlqId), [readDlqEntries(account.id, [params.dlqId])]);
-      if (!deleted) throw notFound(`DLQ message ${params.dlqId} not found`);
+      if (!(await service.delete(account.id, params.dlqId))) throw notFound(`DLQ message ${params.dlqId} not found`);
       return { deleted: 1 };
     }, { params: DlqIdParams, detail: apiDoc({ summary: "Delete a DLQ message", responses: { 200: jsonContent(DeletedJson, "deleted") } }) })
     .delete("/v2/dlq", async ({ account, request }) => {
@@ -105,11 +104,12 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
       set.status = 201;
       return { messageId };
     }, { params: DlqIdParams, parse: "none", detail: apiDoc({ summary: "Re-publish a DLQ message", parameters: settingParameters(ctx.dialect), responses: { 201: jsonContent(NewMessageJson, "the new message") } }) })
-    .post("/v2/dlq/retry", async ({ account, request }) => {
+    .post("/v2/dlq/retry", async ({ account, request, set }) => {
       const { filter, count, after } = await bulkSelection(request);
       const { page, cursor } = takePage(await store.readOldest(account.id, filter, after, count + 1), count, (e) => e.seq);
       const messageIds = await service.retry(account, page.map((e) => e.dlqId), request.headers);
-      // A bulk retry answers `cursor: ""` when nothing more matches, as the hosted service does.
+      // A bulk retry answers `cursor: ""` when nothing more matches as the hosted service does; 201 as it documents.
+      set.status = 201;
       return { cursor: cursor ?? "", responses: messageIds.flatMap((id) => (id ? [{ messageId: id }] : [])) };
-    }, { parse: "none", detail: apiDoc({ summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000), ...settingParameters(ctx.dialect)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 200: jsonContent(RetriedJson, "the new messages") } }) });
+    }, { parse: "none", detail: apiDoc({ summary: "Re-publish DLQ messages by ids or filters (oldest first, at most count, 100 by default)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000), ...settingParameters(ctx.dialect)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 201: jsonContent(RetriedJson, "the new messages") } }) });
 }

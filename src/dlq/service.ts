@@ -20,6 +20,11 @@ export class DlqService {
     private readonly wake: Wake,
   ) {}
 
+  /** False when the entry does not exist. */
+  delete(accountId: string, dlqId: string): Promise<boolean> {
+    return this.ctx.commit.run(() => this.store.delete(accountId, dlqId), [readDlqEntries(accountId, [dlqId])]);
+  }
+
   /** Returns the new message id, or undefined when the entry does not exist. */
   async retry(account: Account, dlqIds: string[], headers: Headers): Promise<Array<string | undefined>> {
     const now = this.ctx.clock.now();
@@ -47,6 +52,7 @@ export class DlqService {
           callback: given("Callback") ? overrides.callback : old.callback,
           failureCallback: given("Failure-Callback") ? overrides.failureCallback : old.failureCallback,
           labels: given("Label") ? overrides.labels : old.labels,
+          redact: given("Redact-Fields") ? overrides.redact : old.redact,
           headers: mergeHeaders(old.headers, overrides.headers),
         };
         this.store.delete(account.id, dlqId);

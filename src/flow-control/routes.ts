@@ -26,7 +26,10 @@ const done = () => new Response(null, { status: 200 });
 export function flowControlRoutes(ctx: AppContext, flow: FlowControlService) {
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/flowControl", ({ account }) => flow.list(account), { detail: apiDoc({ summary: "List flow-control keys", responses: { 200: jsonContent(Type.Array(FlowControlJson), "every key of the account") } }) })
+    .get("/v2/flowControl", ({ account, query }) => flow.list(account, query.search || undefined), {
+      query: Type.Object({ search: Type.Optional(Type.String({ description: "only keys whose name contains this, ignoring case" })) }, { additionalProperties: true }),
+      detail: apiDoc({ summary: "List flow-control keys", responses: { 200: jsonContent(Type.Array(FlowControlJson), "every key of the account, or those matching `search`") } }),
+    })
     .get("/v2/flowControl/:key", ({ account, params }) => flow.get(account, params.key), {
       params: KeyParams,
       detail: apiDoc({ summary: "Live counters and settings of one flow-control key", responses: { 200: jsonContent(FlowControlJson, "the key") } }),

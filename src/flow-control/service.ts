@@ -70,11 +70,14 @@ const WEEK_SECONDS = 7 * 24 * 3600;
 export class FlowControlService {
   constructor(private readonly deps: FlowControlDeps) {}
 
-  async list(account: Account): Promise<FlowControlView[]> {
+  /** `search`: only the keys whose name contains it, ignoring case (the hosted `?search=`). */
+  async list(account: Account, search?: string): Promise<FlowControlView[]> {
     const prefix = lanePrefix(account.id);
     const live = new Map((await this.deps.liveLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
     const keys = new Set([...live.keys(), ...(await this.deps.store.keys(account.id)), ...this.deps.settings.keysOf(account.id)]);
-    return Promise.all([...keys].sort().map((key) => this.view(account, key, live.get(key))));
+    const needle = search?.toLowerCase() ?? "";
+    const matching = [...keys].filter((key) => key.toLowerCase().includes(needle));
+    return Promise.all(matching.sort().map((key) => this.view(account, key, live.get(key))));
   }
 
   async get(account: Account, key: string): Promise<FlowControlView> {

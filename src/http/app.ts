@@ -2,11 +2,11 @@ import type { HTMLBundle } from "bun";
 import { Elysia, type ElysiaConfig } from "elysia";
 import { withoutCredentials, type Logger } from "../core/log.ts";
 import { installErrorHandling } from "./errors.ts";
-import { fastRoutes, type FastRoute, type RequestObserver } from "./fast-route.ts";
+import { fastRoutes, type FastRoute, type Intercept, type RequestObserver } from "./fast-route.ts";
 import type { RoutePlugin } from "./plugin.ts";
 import { dropNullFields } from "./null-means-unset.ts";
 
-export type { FastRoute, RequestObserver };
+export type { FastRoute, Intercept, RequestObserver };
 
 /** Routes Bun serves itself, before Elysia: bundled HTML pages (the console) and their assets. */
 export type StaticRoutes = Record<string, HTMLBundle>;
@@ -24,15 +24,17 @@ export function buildHttpApp(
   staticRoutes: StaticRoutes = {},
   observe?: RequestObserver,
   fast: FastRoute[] = [],
+  intercept?: Intercept,
 ): RoutePlugin {
   const started = new WeakMap<Request, number>();
   // Bodies and queries are checked exactly as their schemas say: an unknown field of a schema that
   // refuses them is an error, not silently dropped. `development: false` whatever NODE_ENV says:
   // pages are bundled once, minified and cached, the same under `bun src/main.ts` as in the
   // compiled binary (no hot reload, no dev-server socket).
-  const routes: ServeRoutes = { ...staticRoutes, ...fastRoutes(fast, { log, observe, fallback: (request) => app.fetch(request) }) };
+  const routes: ServeRoutes = { ...staticRoutes, ...fastRoutes(fast, { log, observe, intercept, fallback: (request) => app.fetch(request) }) };
   const app: RoutePlugin = new Elysia({ normalize: false, serve: { development: false, routes } });
   installErrorHandling(app, log);
+  if (intercept) app.onRequest(({ request }) => intercept(request));
   app.onTransform({ as: "global" }, (context) => {
     dropNullFields(context.body);
   });

@@ -1,9 +1,10 @@
 import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
-import type { Account, AccountRegistry } from "../accounts/accounts.ts";
+import type { Account, AccountRegistry, TokenAccess } from "../accounts/accounts.ts";
 import { HttpError } from "../core/errors.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
+import { pathOf } from "./fast-route.ts";
 
 /**
  * Messaging routes: `Authorization: Bearer <token>` or the dialect's token query parameter. A
@@ -12,23 +13,42 @@ import { otherDialectError, otherDialectMarker } from "./dialect-guard.ts";
 export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
   return new Elysia()
     .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam } }))
-    .derive({ as: "scoped" }, ({ bearer, request, query }): { account: Account } => {
-      const account = messagingAccount(accounts, dialect, request, bearer);
+    .derive({ as: "scoped" }, ({ bearer, request, query }): { account: Account; readOnly: boolean } => {
+      const { account, readOnly } = messagingAccess(accounts, dialect, request, bearer);
       // Derive runs before validation: a route's strict query schema must not see the token as an
       // unknown field (`?svc_token=` works on every messaging route, not only on those without one).
       delete (query as Record<string, unknown>)[dialect.tokenQueryParam];
-      return { account };
+      return { account, readOnly };
     });
 }
 
 /** The account a messaging request acts for (`token` as the bearer plugin extracts it), or the 400/401. */
 export function messagingAccount(accounts: AccountRegistry, dialect: Dialect, request: Request, token: string | undefined): Account {
+  return messagingAccess(accounts, dialect, request, token).account;
+}
+
+/** As `messagingAccount`, saying whether the token is read-only (a read-only token may only read: 403 otherwise). */
+function messagingAccess(accounts: AccountRegistry, dialect: Dialect, request: Request, token: string | undefined): TokenAccess {
   const marker = otherDialectMarker(dialect, request.headers, request.url);
   if (marker) throw new HttpError(400, otherDialectError(dialect, marker));
-  const account = token ? accounts.byToken(token) : undefined;
-  if (!account) throw new HttpError(401, "Unauthorized");
-  return account;
+  const access = token ? accounts.byAnyToken(token) : undefined;
+  if (!access) throw new HttpError(401, "Unauthorized");
+  if (access.readOnly && !READS.has(request.method)) throw new HttpError(403, readOnlyRefusal(request));
+  // Only a limited plan pays for reading the path (the publish path is hot).
+  const { burstPerSecond, maxMessagesPerDay } = access.account.limits;
+  if (Number.isFinite(burstPerSecond) || Number.isFinite(maxMessagesPerDay))
+    accounts.admit(access.account, request.method, pathOf(request.url));
+  return access;
 }
+
+/** What a read-only token may do: read. Every other method publishes, changes or deletes. */
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function readOnlyRefusal(request: Request): string {
+  const path = new URL(request.url).pathname;
+  return `read-only token: ${request.method} ${path.slice(0, 80)} publishes, changes or deletes; use the account's token`;
+}
+
 
 /**
  * `messagingAuth` for a route Bun serves before Elysia (see FastRoute), reading the token as the

@@ -1,5 +1,6 @@
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { redactBody, redactHeaders } from "../model/redact.ts";
 import type { EventRecord, EventState } from "./model.ts";
 import type { EventStorage } from "./store.ts";
 
@@ -18,28 +19,47 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
     retryDelayExpr: m.retryDelayExpr,
     flowControlKey: m.flow?.key,
     callerIp: m.callerIp,
+    callback: m.callback?.url,
+    // A redacted header stays redacted wherever the message forwards it.
+    callbackHeaders: m.callback?.headers.length ? redactHeaders(m.callback.headers, m.redact) : undefined,
+    failureCallback: m.failureCallback?.url,
+    failureCallbackHeaders: m.failureCallback?.headers.length ? redactHeaders(m.failureCallback.headers, m.redact) : undefined,
+    timeoutMs: m.timeoutMs,
     ...extra,
   };
 }
 
-const answer = (e: { outcome: { status?: number; body?: Uint8Array } }) => ({
+const answer = (e: { outcome: { status?: number; body?: Uint8Array; fault?: { kind: string; rule: string } } }) => ({
   responseStatus: e.outcome.status,
   responseBody: e.outcome.body,
+  fault: e.outcome.fault,
+});
+
+/** An ERROR entry also keeps the answer's headers (the hosted logs show them there only). */
+const errorAnswer = (e: { outcome: { status?: number; body?: Uint8Array; headers?: Array<[string, string]> } }) => ({
+  ...answer(e),
+  responseHeaders: e.outcome.headers?.length ? e.outcome.headers : undefined,
 });
 
 /** The log entries (`GET /v2/logs`) each lifecycle event writes, oldest first. */
 export const logEntries = {
   created: ({ message: m, atMs }: MessageEventMap["created"]) => [
-    entry(m, "CREATED", atMs, { header: m.headers, body: m.body, method: m.method, maxRetries: m.maxRetries }),
+    // The log keeps redacted fields redacted: only the message itself (until delivered) holds them.
+    entry(m, "CREATED", atMs, {
+      header: redactHeaders(m.headers, m.redact),
+      body: redactBody(m.body, m.redact),
+      method: m.method,
+      maxRetries: m.maxRetries,
+    }),
   ],
   claimed: ({ message: m, atMs }: MessageEventMap["claimed"]) => [entry(m, "ACTIVE", atMs)],
   delivered: (e: MessageEventMap["delivered"]) => [entry(e.message, "DELIVERED", e.atMs, answer(e))],
   retried: (e: MessageEventMap["retried"]) => [
-    entry(e.message, "ERROR", e.atMs, { error: e.error, nextDeliveryTime: e.nextDeliveryAt, ...answer(e) }),
+    entry(e.message, "ERROR", e.atMs, { error: e.error, nextDeliveryTime: e.nextDeliveryAt, ...errorAnswer(e) }),
     entry(e.message, "RETRY", e.atMs, { nextDeliveryTime: e.nextDeliveryAt }),
   ],
   failed: (e: MessageEventMap["failed"]) => [
-    entry(e.message, "ERROR", e.atMs, { error: e.error, ...answer(e) }),
+    entry(e.message, "ERROR", e.atMs, { error: e.error, ...errorAnswer(e) }),
     entry(e.message, "FAILED", e.atMs, { error: e.error, ...answer(e) }),
   ],
   cancelled: ({ message: m, atMs }: MessageEventMap["cancelled"]) => [

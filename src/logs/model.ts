@@ -33,4 +33,14 @@ export interface EventRecord {
   body?: Uint8Array;
   responseStatus?: number;
   responseBody?: Uint8Array;
+  /** The destination's answer headers, on ERROR entries. */
+  responseHeaders?: Array<[string, string]>;
+  callback?: string;
+  callbackHeaders?: Array<[string, string]>;
+  failureCallback?: string;
+  failureCallbackHeaders?: Array<[string, string]>;
+  /** The per-attempt timeout of the message, ms. */
+  timeoutMs?: number;
+  /** An injected fault shaped this attempt (docs/test-double.md, Fault injection). */
+  fault?: { kind: string; rule: string };
 }

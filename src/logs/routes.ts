@@ -31,13 +31,21 @@ function eventView(e: EventRecord) {
     body: e.body ? toBase64(e.body) : undefined,
     responseStatus: e.responseStatus,
     responseBody: e.responseBody ? toBase64(e.responseBody) : undefined,
+    responseHeaders: e.responseHeaders ? headerMap(e.responseHeaders) : undefined,
+    timeout: e.timeoutMs,
     method: e.method,
+    callback: e.callback,
+    callbackHeaders: e.callbackHeaders ? headerMap(e.callbackHeaders) : undefined,
+    failureCallback: e.failureCallback,
+    failureCallbackHeaders: e.failureCallbackHeaders ? headerMap(e.failureCallbackHeaders) : undefined,
     maxRetries: e.maxRetries,
     ...labelFields(e.labels),
     flowControlKey: e.flowControlKey,
     // Both names: the official clients read one or the other.
     retryDelayExpression: e.retryDelayExpr,
     retryDelayExpr: e.retryDelayExpr,
+    // Only on attempts a test's fault rule shaped: an injected failure never passes for a real one.
+    fault: e.fault,
   });
 }
 
@@ -52,27 +60,33 @@ function parseStates(values: string[] | undefined): EventState[] | undefined {
   }))];
 }
 
+/**
+ * A page of the event log, newest first, as `GET /v2/logs` reads it from its query (filters,
+ * `count`, `cursor`); `copies`: how many times the answer carries each entry (the page budget covers them all).
+ */
+export async function listLogEntries(events: EventStorage, accountId: string, query: URLSearchParams, copies = 1) {
+  // A listing ignores keys it does not know (only bulk deletes refuse them).
+  const filter = parseFilter({ query }, { accepts: LOG_FILTERS, strict: false, control: [] });
+  filter.states = parseStates(filter.states);
+  const count = optionalInt(query.get("count") ?? undefined, "count", { min: 1, max: 1000 }) ?? 100;
+  const rows = await events.newest(accountId, filter, parseCursor(query.get("cursor") ?? undefined), count);
+  const { items, cursor } = boundedPage(rows, { count, view: eventView, positionOf: (e) => e.seq, budget: PAGE_BYTE_BUDGET / copies });
+  return { cursor, entries: items };
+}
+
 /** `GET /v2/events` and `GET /v2/logs`: the event log, newest first, with filters and a cursor. */
 export function logRoutes(ctx: AppContext, events: EventStorage) {
-  /** `copies`: how many times the answer carries each entry (the page budget covers them all). */
-  const list = async (accountId: string, query: Record<string, string | undefined>, request: Request, copies: number) => {
-    // A listing ignores keys it does not know (only bulk deletes refuse them).
-    const filter = parseFilter({ query: new URL(request.url).searchParams }, { accepts: LOG_FILTERS, strict: false, control: [] });
-    filter.states = parseStates(filter.states);
-    const count = optionalInt(query.count, "count", { min: 1, max: 1000 }) ?? 100;
-    const rows = await events.newest(accountId, filter, parseCursor(query.cursor), count);
-    const { items, cursor } = boundedPage(rows, { count, view: eventView, positionOf: (e) => e.seq, budget: PAGE_BYTE_BUDGET / copies });
-    return { cursor, entries: items };
-  };
+  const list = (accountId: string, request: Request, copies: number) =>
+    listLogEntries(events, accountId, new URL(request.url).searchParams, copies);
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .get("/v2/events", async ({ account, query, request }) => {
-      const { cursor, entries } = await list(account.id, query, request, 1);
+    .get("/v2/events", async ({ account, request }) => {
+      const { cursor, entries } = await list(account.id, request, 1);
       return compact({ cursor, events: entries });
     }, { detail: apiDoc({ summary: "List message events (logs), newest first", parameters: [...filterQuery(filterDocs(LOG_FILTERS)), ...pageControls(1000)], responses: { 200: jsonContent(EventsPageJson, "a page of log entries") } }) })
-    .get("/v2/logs", async ({ account, query, request }) => {
+    .get("/v2/logs", async ({ account, request }) => {
       // Both names, for clients of either; the page budget counts the entries twice.
-      const { cursor, entries } = await list(account.id, query, request, 2);
+      const { cursor, entries } = await list(account.id, request, 2);
       return compact({ cursor, logs: entries, events: entries });
     }, { detail: apiDoc({ summary: "List message logs, newest first", parameters: [...filterQuery(filterDocs(LOG_FILTERS)), ...pageControls(1000)], responses: { 200: jsonContent(LogsPageJson, "a page of log entries, under both names") } }) });
 }

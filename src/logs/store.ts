@@ -29,7 +29,12 @@ export interface EventRow {
   shared_body?: number | null;
 }
 
-type EventData = Pick<EventRecord, "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr">;
+type EventData = Pick<
+  EventRecord,
+  | "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr"
+  | "responseHeaders" | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "timeoutMs"
+  | "fault"
+>;
 
 /** What readers rely on in the `data` column (the rest of EventData is optional and shown as stored). */
 const readData = jsonColumn(
@@ -41,6 +46,7 @@ const readData = jsonColumn(
     maxRetries: Type.Optional(Type.Number()),
     header: Type.Optional(HeaderPairs),
     responseStatus: Type.Optional(Type.Number()),
+    fault: Type.Optional(Type.Object({ kind: Type.String(), rule: Type.String() })),
   }),
 );
 
@@ -62,6 +68,13 @@ export function eventRowOf(e: EventRecord) {
     header: e.header,
     responseStatus: e.responseStatus,
     retryDelayExpr: e.retryDelayExpr,
+    responseHeaders: e.responseHeaders,
+    callback: e.callback,
+    callbackHeaders: e.callbackHeaders,
+    failureCallback: e.failureCallback,
+    failureCallbackHeaders: e.failureCallbackHeaders,
+    timeoutMs: e.timeoutMs,
+    fault: e.fault,
   };
   return {
     account_id: e.accountId,

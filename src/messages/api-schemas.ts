@@ -73,13 +73,25 @@ export const LogEventJson = Type.Object({
   body: Opt(Type.String({ description: "base64" })),
   responseStatus: Opt(Type.Integer()),
   responseBody: Opt(Type.String({ description: "base64" })),
+  responseHeaders: Opt(HeaderMapJson),
+  timeout: Opt(Type.Integer({ description: "per-attempt timeout, ms" })),
   method: Opt(Type.String()),
   maxRetries: Opt(Type.Integer()),
+  callback: Opt(Type.String()),
+  callbackHeaders: Opt(HeaderMapJson),
+  failureCallback: Opt(Type.String()),
+  failureCallbackHeaders: Opt(HeaderMapJson),
   label: Opt(Type.String()),
   labels: Opt(Type.Array(Type.String())),
   flowControlKey: Opt(Type.String()),
   retryDelayExpression: Opt(Type.String()),
   retryDelayExpr: Opt(Type.String()),
+  fault: Opt(
+    Type.Object(
+      { kind: Type.String(), rule: Type.String() },
+      { description: "svcd only: an injected fault (POST /__svc/faults) shaped this attempt" },
+    ),
+  ),
 });
 
 const Cursor = Opt(Type.String({ description: "more entries: ask again with this cursor" }));

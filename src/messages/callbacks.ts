@@ -63,5 +63,7 @@ export function callbackMessage(
     flow: spec.flow,
     failureCallback: spec.failureCallback,
     workflow: spec.workflow,
+    // Its body carries the source's body and headers (sourceBody, sourceHeader): shown redacted too.
+    redact: source.redact ? { body: true } : undefined,
   };
 }

@@ -7,6 +7,7 @@ import { canonicalHeaderName, isValidHeaderName, isValidHeaderValue } from "../u
 import { parseLabels } from "../model/labels.ts";
 import type { CallbackSpec } from "../model/message.ts";
 import type { ConfigSource } from "./config-source.ts";
+import { parseRedactFields, type RedactSpec } from "../model/redact.ts";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 const DEFAULT_RETRIES = 3;
@@ -30,6 +31,7 @@ export interface PublishOptions {
   deduplicationId?: string;
   contentBasedDeduplication: boolean;
   queueName?: string;
+  redact?: RedactSpec;
 }
 
 function parseMethod(src: ConfigSource, suffix: string, fallback: string): string {
@@ -221,6 +223,7 @@ export function parsePublishOptions(src: ConfigSource, limits: PlanLimits, nowMs
   if (contentDedup !== undefined && !/^(true|false)$/i.test(contentDedup.trim()))
     throw badRequest(`invalid ${src.name("Content-Based-Deduplication")} "${contentDedup}": must be true or false`);
   const queueName = src.get("Queue-Name");
+  const redactFields = src.get("Redact-Fields");
 
   return {
     method: parseMethod(src, "Method", "POST"),
@@ -237,5 +240,6 @@ export function parsePublishOptions(src: ConfigSource, limits: PlanLimits, nowMs
     deduplicationId,
     contentBasedDeduplication: contentDedup?.trim().toLowerCase() === "true",
     queueName: queueName === undefined ? undefined : checkName(queueName, src.name("Queue-Name")),
+    redact: redactFields === undefined ? undefined : parseRedactFields(redactFields, src.name("Redact-Fields")),
   };
 }

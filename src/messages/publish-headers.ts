@@ -48,6 +48,7 @@ export const PUBLISH_SETTINGS: readonly Setting[] = [
   { suffix: "Deduplication-Id", description: "a second message with this id within 10 minutes is accepted but not delivered (202)" },
   { suffix: "Content-Based-Deduplication", description: "true: the same body, destination and headers within 10 minutes count as a duplicate", schema: BOOLEAN },
   { suffix: "Queue-Name", description: "deliver through this queue (FIFO, the queue's parallelism)" },
+  { suffix: "Redact-Fields", description: "`body`, `header`, `header[Name]`, comma separated: shown as `REDACTED:<sha256 hex>` wherever read back, delivered as is" },
 ];
 
 /** Settings of a schedule only: its cron and its id. */

@@ -206,6 +206,7 @@ export class PublishService {
       flow: o.flow,
       callback: o.callback,
       failureCallback: o.failureCallback,
+      redact: o.redact,
     };
   }
 }

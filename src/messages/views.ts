@@ -2,6 +2,7 @@ import { bodyFields } from "../util/base64.ts";
 import { canonicalHeaderName } from "../util/canonical-header.ts";
 import { labelFields } from "../model/labels.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { redactBody, redactHeaders } from "../model/redact.ts";
 
 /** `[name, value]` pairs as the `header` maps of the API: canonical name → every value. */
 export function headerMap(pairs: Array<[string, string]> | undefined): Record<string, string[]> {
@@ -24,8 +25,9 @@ export function messageView(m: MessageRecord) {
     topicName: m.topicName,
     endpointName: m.endpointName,
     method: m.method,
-    header: headerMap(m.headers),
-    ...bodyFields(m.body, "body", "bodyBase64"),
+    // Redacted fields never leave svcd in the clear; the delivery alone carries them.
+    header: headerMap(redactHeaders(m.headers, m.redact)),
+    ...bodyFields(redactBody(m.body, m.redact), "body", "bodyBase64"),
     maxRetries: m.maxRetries,
     notBefore: m.notBefore,
     createdAt: m.createdAt,

@@ -38,6 +38,12 @@ const callbackFields = {
 export const CallbackSpecJson = Type.Object({ ...callbackFields, failureCallback: Type.Optional(Type.Object(callbackFields)) });
 
 /** The `extra` column of a message: its settings that no query filters on. */
+export const RedactSpecJson = Type.Object({
+  body: Type.Optional(Type.Boolean()),
+  allHeaders: Type.Optional(Type.Boolean()),
+  headers: Type.Optional(Type.Array(Type.String())),
+});
+
 export const MessageExtraJson = Type.Object({
   timeoutMs: Type.Number(),
   retryDelayExpr: Type.Optional(Type.String()),
@@ -47,6 +53,7 @@ export const MessageExtraJson = Type.Object({
   failureCallback: Type.Optional(CallbackSpecJson),
   callbackOnce: Type.Optional(Type.Boolean()),
   workflow: Type.Optional(WorkflowTagJson),
+  redact: Type.Optional(RedactSpecJson),
 });
 
 /** A DLQ entry's snapshot of its message: the message row without its body. */

@@ -32,7 +32,7 @@ export type MessageRow = {
 
 type Extra = Pick<
   MessageRecord,
-  "timeoutMs" | "retryDelayExpr" | "endpointName" | "flow" | "callback" | "failureCallback" | "callbackOnce" | "workflow"
+  "timeoutMs" | "retryDelayExpr" | "endpointName" | "flow" | "callback" | "failureCallback" | "callbackOnce" | "workflow" | "redact"
 >;
 
 export function toRow(m: MessageRecord): MessageRow {
@@ -45,6 +45,7 @@ export function toRow(m: MessageRecord): MessageRow {
     failureCallback: m.failureCallback,
     callbackOnce: m.callbackOnce,
     workflow: m.workflow,
+    redact: m.redact,
   };
   return {
     id: m.id,

@@ -1,3 +1,5 @@
+import type { RedactSpec } from "./redact.ts";
+
 /** A message's flow-control settings: at most `parallelism` in flight and `rate` starts per `periodMs` for its key. */
 export interface FlowControl {
   key: string;
@@ -79,4 +81,6 @@ export interface MessageRecord {
   /** Its callback fires once, with the final answer (the first 2XX or the last failed attempt), not after every attempt. */
   callbackOnce?: boolean;
   workflow?: WorkflowTag;
+  /** Shown redacted wherever it is read back; delivered as is (model/redact.ts). */
+  redact?: RedactSpec;
 }

@@ -1,4 +1,5 @@
 import type { FlowControl } from "../model/message.ts";
+import type { RedactSpec } from "../model/redact.ts";
 import type { PublishOptions } from "../messages/options.ts";
 
 /** What a schedule's messages will be like, parsed once at creation, for the Schedule view. */
@@ -13,6 +14,7 @@ export interface ScheduleSettings {
   labels?: string[];
   flow?: FlowControl;
   queueName?: string;
+  redact?: RedactSpec;
 }
 
 export function settingsOf(o: PublishOptions): ScheduleSettings {
@@ -27,5 +29,6 @@ export function settingsOf(o: PublishOptions): ScheduleSettings {
     labels: o.labels,
     flow: o.flow,
     queueName: o.queueName,
+    redact: o.redact,
   };
 }

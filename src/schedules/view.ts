@@ -1,6 +1,7 @@
 import { labelFields, splitLabels } from "../model/labels.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { bodyFields } from "../util/base64.ts";
+import { redactBody, redactHeaders } from "../model/redact.ts";
 import { readLastStates, readScheduleSettings } from "./columns.ts";
 import type { ScheduleSettings } from "./settings.ts";
 import type { ScheduleRow } from "./store.ts";
@@ -19,8 +20,9 @@ export function scheduleView(row: ScheduleRow) {
     createdAt: row.created_at,
     method: s.method,
     isPaused: row.paused === 1,
-    header: s.headers.length > 0 ? headerMap(s.headers) : undefined,
-    ...bodyFields(row.body, "body", "bodyBase64"),
+    // A schedule created with Redact-Fields shows them redacted, as its messages do.
+    header: s.headers.length > 0 ? headerMap(redactHeaders(s.headers, s.redact)) : undefined,
+    ...bodyFields(redactBody(row.body, s.redact), "body", "bodyBase64"),
     retries: s.retries,
     delay: s.delayMs > 0 ? Math.round(s.delayMs / 1000) : undefined,
     callback: s.callback,

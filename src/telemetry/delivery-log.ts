@@ -48,5 +48,6 @@ function fields(
     ms: Math.round(outcome.durationMs),
     nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt).toISOString(),
     dlqId,
+    ...(outcome.fault ? { fault: outcome.fault.kind, faultRule: outcome.fault.rule } : {}),
   };
 }

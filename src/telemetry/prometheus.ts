@@ -20,6 +20,8 @@ export interface MetricSources {
   workerBusySeconds: () => number[];
   /** Bytes of the database and of its write-ahead log. */
   storageBytes: () => { database: number; wal: number } | Promise<{ database: number; wal: number }>;
+  /** Faults injected by the test double's rules since the start, by kind. */
+  faultsInjected?: () => Array<[string, number]>;
 }
 
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -121,6 +123,16 @@ export class ServerMetrics {
       collect() {
         this.reset();
         sources.workerBusySeconds().forEach((seconds, worker) => this.inc({ worker: String(worker) }, seconds));
+      },
+    });
+    new Counter({
+      name: "svcd_faults_injected_total",
+      help: "Failures injected by fault rules (POST /__svc/faults), by kind: not real failures",
+      labelNames: ["kind"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [kind, n] of sources.faultsInjected?.() ?? []) this.inc({ kind }, n);
       },
     });
     new Gauge({

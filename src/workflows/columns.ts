@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { CallbackSpecJson, FlowControlJson, HeaderPairs } from "../model/columns.ts";
+import { CallbackSpecJson, FlowControlJson, HeaderPairs, RedactSpecJson } from "../model/columns.ts";
 import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 
 /** Schemas of the workflow tables' JSON columns, checked when a row is read back (store/json-column.ts). */
@@ -15,6 +15,7 @@ export const RunDataJson = Type.Object({
     flow: Type.Optional(FlowControlJson),
     failureCallback: Type.Optional(CallbackSpecJson),
     headers: HeaderPairs,
+    redact: Type.Optional(RedactSpecJson),
   }),
   invoker: Type.Optional(
     Type.Object({

@@ -128,6 +128,9 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
   const leftovers: BackgroundService = { name: "workflow run settler", start: () => settler.schedule(), stop: () => {} };
   return {
     routes,
+    /** What the routes call, for other front ends of the same operations (the MCP tools). */
+    runs: runService,
+    waits: waitService,
     /** The workflow fields of a DLQ entry of a run. */
     dlqFields: dlq.fields,
     services: [timeouts, leftovers] as BackgroundService[],

@@ -1,3 +1,4 @@
+import type { RedactSpec } from "../model/redact.ts";
 import type { CallbackSpec, FailureCallbackState, FlowControl } from "../model/message.ts";
 
 export type { FailureCallbackState, WorkflowTag } from "../model/message.ts";
@@ -30,6 +31,8 @@ export interface RunConfig {
   failureCallback?: CallbackSpec;
   /** Headers the trigger forwards to the endpoint (the user's headers, prefix stripped). */
   headers: Array<[string, string]>;
+  /** The trigger's Redact-Fields: every message of the run, and its log, show them redacted. */
+  redact?: RedactSpec;
 }
 
 /** Who started a run with `context.invoke`, and where its result goes back. */

@@ -81,7 +81,14 @@ export class WorkflowPublishes {
 
     const config: RunConfig = adopting
       ? this.adopt(existing, m)
-      : { retries: m.maxRetries, retryDelayExpr: m.retryDelayExpr, flow: m.flow, failureCallback: m.failureCallback, headers: m.headers };
+      : {
+          retries: m.maxRetries,
+          retryDelayExpr: m.retryDelayExpr,
+          flow: m.flow,
+          failureCallback: m.failureCallback,
+          headers: m.headers,
+          redact: m.redact,
+        };
     const run: RunRecord = {
       ...(existing ?? { accountId, runId: wf.runId, createdAt: nowMs, state: "RUN_STARTED" as const, callerIp: input.callerIp }),
       url: wf.url ?? m.url,
@@ -126,6 +133,7 @@ export class WorkflowPublishes {
     m.retryDelayExpr = c.retryDelayExpr;
     m.flow = c.flow;
     m.failureCallback = c.failureCallback;
+    m.redact = c.redact;
     return { ...c, headers: m.headers };
   }
 
@@ -136,6 +144,7 @@ export class WorkflowPublishes {
     if (!given("Retry-Delay")) m.retryDelayExpr = c.retryDelayExpr;
     if (!given("Flow-Control-Key")) m.flow = c.flow;
     if (!given("Failure-Callback")) m.failureCallback = c.failureCallback;
+    if (!given("Redact-Fields")) m.redact = c.redact;
     m.headers = mergeHeaders(c.headers, m.headers);
     this.runs.appendStep(this.entryOf(run, m, callType, nowMs));
     this.join(run, m, callType, false);
@@ -152,6 +161,7 @@ export class WorkflowPublishes {
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;
+    if (!given("Redact-Fields")) m.redact = c.redact;
     if (!m.callback) return;
     m.callback = {
       ...m.callback,

@@ -67,7 +67,8 @@ function runFilterQuery(keys: readonly FilterKey[], override: Partial<Record<Fil
   return filterQuery(filterDocs(keys).map((f) => ({ ...f, description: docs[f.name as FilterKey] ?? f.description })));
 }
 
-const NOTIFIED = { 200: jsonContent(NotifiedJson, "the waiters the event reached") };
+// 201, as the hosted API documents (the official clients take any 2XX).
+const NOTIFIED = { 201: jsonContent(NotifiedJson, "the waiters the event reached") };
 const EVENT_BODY = rawBody("the event's data, any bytes: the waiting step receives it as its result");
 
 /** The workflow protocol's own endpoints (workflow messages themselves use publish and batch). */
@@ -177,8 +178,11 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
     // `/v2/notify/{eventId}` and the run id of `/v2/notify/{workflowRunId}/{eventId}`.
     .post(
       "/v2/notify/:id",
-      async ({ account, params, request }) =>
-        deps.waits.notify(account, params.id, await readBodyLimited(request, account.limits.maxMessageSize)),
+      async ({ account, params, request, set }) => {
+        const notified = await deps.waits.notify(account, params.id, await readBodyLimited(request, account.limits.maxMessageSize));
+        set.status = 201;
+        return notified;
+      },
       {
         params: t.Object({ id: t.String({ minLength: 1 }) }),
         parse: "none",
@@ -187,8 +191,12 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
     )
     .post(
       "/v2/notify/:id/:eventId",
-      async ({ account, params, request }) =>
-        deps.waits.notify(account, params.eventId, await readBodyLimited(request, account.limits.maxMessageSize), params.id),
+      async ({ account, params, request, set }) => {
+        const max = account.limits.maxMessageSize;
+        const notified = await deps.waits.notify(account, params.eventId, await readBodyLimited(request, max), params.id);
+        set.status = 201;
+        return notified;
+      },
       {
         params: t.Object({ id: t.String({ minLength: 1 }), eventId: t.String({ minLength: 1 }) }),
         parse: "none",
@@ -218,7 +226,11 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
         }),
       },
     )
-    .post("/v2/batch/trigger", ({ account, body, server, request }) => deps.trigger.triggerMany(account, body, callerIp(server, request)), {
+    .post("/v2/batch/trigger", async ({ account, body, server, request, set }) => {
+      const runs = await deps.trigger.triggerMany(account, body, callerIp(server, request));
+      set.status = 201;
+      return runs;
+    }, {
       body: t.Array(
         t.Object({
           destination: t.String({ minLength: 1 }),
@@ -229,7 +241,7 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
       ),
       detail: apiDoc({
         summary: "Start several workflow runs for callers without the SDK",
-        responses: { 200: jsonContent(TriggeredRunsJson, "the runs") },
+        responses: { 201: jsonContent(TriggeredRunsJson, "the runs") },
       }),
     });
 }
@@ -254,7 +266,7 @@ export function webhookRoutes(accounts: AccountRegistry, waits: WaitService) {
         summary: "A workflow webhook (context.createWebhook): any method, no credentials",
         security: [],
         requestBody: rawBody("any body: the waiting step receives the call (method, headers, body, URL) as its event"),
-        responses: NOTIFIED,
+        responses: { 200: jsonContent(NotifiedJson, "the waiters the call reached") },
       }),
     },
   );

@@ -22,6 +22,7 @@ import {
   type InvokedRun,
   type StepLog,
 } from "./step-logs.ts";
+import { redactStepGroups } from "./redact-log.ts";
 
 export type StepLogGroup =
   | { type: "sequential"; steps: [StepLog] }
@@ -213,7 +214,7 @@ export function runLog(run: RunRecord, entries: StepEntry[], facts: RunLogFacts)
     failureFunction: failure
       ? compact({ ...failure, errors: facts.errors.get(failure.messageId) })
       : undefined,
-    steps: builder.finish(),
+    steps: redactStepGroups(builder.finish(), run.config.redact),
     workflowRunResponse: run.result,
     invoker: run.invoker
       ? {

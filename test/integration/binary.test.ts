@@ -2,6 +2,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { BUN, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { verifySignature } from "../../src/signing/verify.js";
@@ -101,4 +103,18 @@ test("the binary serves /metrics (prom-client compiled in), with its build info"
   const text = await res.text();
   expect(text).toMatch(/^svcd_build_info\{version="\d+\.\d+\.\d+",commit="[^"]+"\} 1$/m);
   expect(text).toContain("# TYPE svcd_messages_published_total counter");
+});
+
+test("the binary serves /mcp (the MCP SDK and zod compiled in) to the SDK's own client", async () => {
+  const client = new Client({ name: "binary-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: "Bearer bin-token" } } }));
+  try {
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === "list_logs")?.annotations?.readOnlyHint).toBe(true);
+    const result = (await client.callTool({ name: "list_logs", arguments: { count: 5 } })) as { content: Array<{ text: string }>; isError?: boolean };
+    expect(result.isError).toBeUndefined();
+    expect(JSON.parse(result.content[0]!.text).logs.length).toBeGreaterThan(0);
+  } finally {
+    await client.close();
+  }
 });

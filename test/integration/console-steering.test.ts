@@ -180,6 +180,29 @@ describe("steering svcd from the console", () => {
     await ui.waitForText("[data-testid=key-next]", after.next);
   }, TEST_TIMEOUT);
 
+  test("fault rules: added on the Test double page, the injected failure marked on the message's timeline, removed", async () => {
+    await ui.go("/test-double");
+    const rule = JSON.stringify({ kind: "timeout-after-answer", times: 1, match: { url: `${receiver.url}/flaky` } });
+    await ui.fill("main", "New rule (JSON)", rule);
+    await ui.clickButton("main", "Add rule");
+    await ui.waitForText('table[aria-label="Fault rules"]', "timeout-after-answer");
+    const [added] = (await getJson<{ rules: Array<{ id: string }> }>("/__svc/faults")).rules;
+    expect(added?.id).toMatch(/^fault_/);
+
+    const res = await svc.api(`/v2/publish/${receiver.url}/flaky`, { method: "POST", body: "x", headers: { "Svc-Retries": "1" } });
+    const { messageId } = (await res.json()) as { messageId: string };
+    await svc.api("/__svc/flush", { method: "POST" });
+    await waitUntil(() => arrivedAt("/flaky") === 1, { what: "the receiver answered the first attempt" });
+    await page.goto(`${svc.url}/console/messages/${messageId}`);
+    await ui.waitForText(".timeline", "injected: timeout-after-answer");
+
+    await ui.go("/test-double");
+    await ui.waitForText('table[aria-label="Fault rules"]', "1 / 1");
+    await ui.clickButton('table[aria-label="Fault rules"]', "Remove");
+    await waitUntil(async () => (await getJson<{ rules: unknown[] }>("/__svc/faults")).rules.length === 0, { what: "the rule removed" });
+    await ui.waitForText("main", "No fault rules.");
+  }, TEST_TIMEOUT);
+
   test("the console made no request outside svcd and logged no JavaScript error", () => {
     expect(watched.foreignRequests).toEqual([]);
     expect(watched.errors).toEqual([]);

@@ -151,6 +151,11 @@ describe("web console in a real browser", () => {
   test("advancing the manual clock from the console delivers a delayed message", async () => {
     const messageId = await publish("/later", { "Svc-Delay": "1h" }, "an hour later");
     await ui.go("/test-double");
+    // The MCP card: this server's /mcp and a client configuration naming it, the token masked.
+    await ui.waitForText("[data-testid=mcp-url]", `${svc.url}/mcp`);
+    const config = JSON.parse(await page.$eval("[data-testid=mcp-config]", (el) => el.textContent ?? ""));
+    expect(config.mcpServers.svcd).toMatchObject({ type: "http", url: `${svc.url}/mcp` });
+    expect(config.mcpServers.svcd.headers.Authorization).not.toContain(svc.token);
     await ui.clickButton("main", "+10m");
     await ui.waitForText(".toast", "timer");
     expect(receiver.received.filter((r) => r.path === "/later")).toEqual([]);

@@ -223,7 +223,7 @@ describe("workflow protocol, svc dialect", () => {
       { destination: url, body: "second" },
     ];
     const res = await s.api("/v2/batch/trigger", { ...jsonBody("POST", elements), token: ALICE.token });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     const runs = await res.json();
     expect(runs).toEqual([
       { workflowRunId: "wfr_batch_1", workflowCreatedAt: expect.any(Number) },

@@ -26,6 +26,12 @@ describe("configuration precedence", () => {
     expect(run(["--log-level", "debug"], { SVC_LOG_LEVEL: "error" }).logLevel).toBe("debug");
   });
 
+  test("--region: US-EAST-1 by default; written as the hosted service writes it", () => {
+    expect(run([]).region).toBe("US-EAST-1");
+    expect(run(["--region", "eu_central_1"]).region).toBe("EU-CENTRAL-1");
+    expect(run([], { SVC_REGION: "AP-SOUTHEAST-1" }).region).toBe("AP-SOUTHEAST-1");
+  });
+
   test("--memory keeps nothing on disk; --db names the file", () => {
     expect(run(["--memory"]).dbPath).toBeNull();
     expect(run(["--db", "/tmp/x.sqlite"]).dbPath).toBe("/tmp/x.sqlite");
@@ -33,8 +39,8 @@ describe("configuration precedence", () => {
   });
 
   test("account variables override the default account", () => {
-    const c = run([], { SVC_TOKEN: "t1", SVC_EMAIL: "a@b.c", SVC_API_KEY: "k", SVC_USER_ID: "u1", SVC_PLAN: "free", SVC_CURRENT_SIGNING_KEY: "sig_a", SVC_NEXT_SIGNING_KEY: "sig_b" });
-    expect(c.defaultAccount).toEqual({ token: "t1", email: "a@b.c", apiKey: "k", userId: "u1", plan: "free", currentSigningKey: "sig_a", nextSigningKey: "sig_b" });
+    const c = run([], { SVC_TOKEN: "t1", SVC_READONLY_TOKEN: "r1", SVC_EMAIL: "a@b.c", SVC_API_KEY: "k", SVC_USER_ID: "u1", SVC_PLAN: "free", SVC_CURRENT_SIGNING_KEY: "sig_a", SVC_NEXT_SIGNING_KEY: "sig_b" });
+    expect(c.defaultAccount).toEqual({ token: "t1", readOnlyToken: "r1", email: "a@b.c", apiKey: "k", userId: "u1", plan: "free", currentSigningKey: "sig_a", nextSigningKey: "sig_b" });
   });
 
   test("help and version", () => {
@@ -114,6 +120,7 @@ describe("configuration errors name the flag", () => {
     [["--retry-delay-scale", "-1"], {}, "--retry-delay-scale"],
     [["--clock", "fast"], {}, "--clock"],
     [["--dialect", "sqs"], {}, "--dialect"],
+    [["--region", "moon base"], {}, "--region"],
     [["--workers", "0"], {}, "--workers"],
     [["--memory=yes"], {}, "--memory"],
     [["--bogus"], {}, "--bogus"],

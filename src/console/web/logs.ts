@@ -22,6 +22,8 @@ export interface LogEntry {
   labels?: string[];
   flowControlKey?: string;
   retryDelayExpression?: string;
+  /** An injected fault (a rule at /__svc/faults) shaped this attempt. */
+  fault?: { kind: string; rule: string };
 }
 
 export interface LogPage {

@@ -65,7 +65,7 @@ function Shell() {
 
   return (
     <StatusContext.Provider value={status}>
-      <div class="shell" onClick={onLinkClick as never}>
+      <div class={`shell ${s?.readOnly ? "read-only" : ""}`} onClick={onLinkClick as never}>
         <a class="skip" href="#main">
           Skip to content
         </a>
@@ -80,7 +80,7 @@ function Shell() {
             </button>
           </div>
           <ul>
-            {PAGES.filter((p) => p.nav).map((p) => (
+            {PAGES.filter((p) => p.nav && !(s?.readOnly && p.writes)).map((p) => (
               <li key={p.path}>
                 <a href={href(p.path)} aria-current={p === page ? "page" : undefined}>
                   <span>{p.title}</span>
@@ -106,6 +106,11 @@ function Shell() {
                   <span title="messaging user id">{s.userId}</span>
                   <span class="badge muted">{s.plan}</span>
                   <span class="badge muted" title="wire dialect">{s.dialect}</span>
+                  {s.readOnly && (
+                    <span class="badge warn" title="this token may read, not publish, change or delete">
+                      read-only
+                    </span>
+                  )}
                 </>
               ) : (
                 <span class="muted">connecting…</span>
@@ -131,7 +136,13 @@ function Shell() {
           </div>
           <main id="main" tabIndex={-1}>
             <Boundary key={page.path} what={`${page.title} page`}>
-              <page.component route={route} />
+              {s?.readOnly && page.writes ? (
+                <p class="error-box" role="alert">
+                  This token is read-only: it may read, not publish, change or delete. Open the console with the account's token to use this page.
+                </p>
+              ) : (
+                <page.component route={route} />
+              )}
             </Boundary>
           </main>
         </div>

@@ -20,6 +20,8 @@ export interface PageDef {
   /** The letter after `g` that opens it. */
   key: string;
   nav: boolean;
+  /** Only acts (publishes, moves the clock): hidden when the token is read-only. */
+  writes?: boolean;
   component: FunctionComponent<{ route: Route }>;
 }
 
@@ -32,8 +34,8 @@ export const PAGES: PageDef[] = [
   { path: "/url-groups", title: "URL Groups", key: "u", nav: true, component: UrlGroupsPage },
   { path: "/queues", title: "Queues", key: "q", nav: true, component: QueuesPage },
   { path: "/flow-control", title: "Flow control", key: "f", nav: true, component: FlowControlPage },
-  { path: "/publish", title: "Publish", key: "p", nav: true, component: PublishPage },
-  { path: "/test-double", title: "Test double", key: "t", nav: true, component: TestDoublePage },
+  { path: "/publish", title: "Publish", key: "p", nav: true, writes: true, component: PublishPage },
+  { path: "/test-double", title: "Test double", key: "t", nav: true, writes: true, component: TestDoublePage },
   { path: "/keys", title: "Signing keys", key: "k", nav: true, component: KeysPage },
 ];
 

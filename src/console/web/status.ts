@@ -14,6 +14,8 @@ export interface ServerStatus {
   clock: { mode: "real" | "manual"; now: number };
   messages: { inFlight: number; due: number; delayed: number; waiting: number };
   dlq: number;
+  /** A read-only token: the console hides what publishes, changes or deletes (the server refuses it anyway). */
+  readOnly?: boolean;
 }
 
 export const readStatus = () => api<ServerStatus>("/__svc/status");

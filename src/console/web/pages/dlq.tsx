@@ -61,7 +61,7 @@ function DlqList({ route }: { route: Route }) {
       {chosen.length > 0 && (
         <div class="selection-bar" role="region" aria-label="Selected entries">
           <span>{chosen.length} selected</span>
-          <button
+          <button data-write
             type="button"
             class="primary"
             onClick={async () => {
@@ -71,7 +71,7 @@ function DlqList({ route }: { route: Route }) {
           >
             Retry selected
           </button>
-          <button
+          <button data-write
             type="button"
             class="danger"
             onClick={async () => {
@@ -136,10 +136,10 @@ function DlqList({ route }: { route: Route }) {
                     <ContextTags e={{ ...e, labels: labelsOf(e) }} />
                   </td>
                   <td class="row-actions">
-                    <button type="button" class="small" onClick={() => act("Retry", () => retryDlq(e.dlqId), (a) => `Retried as ${a.messageId}`)}>
+                    <button data-write type="button" class="small" onClick={() => act("Retry", () => retryDlq(e.dlqId), (a) => `Retried as ${a.messageId}`)}>
                       Retry
                     </button>
-                    <button type="button" class="small danger" aria-label={`Delete ${e.dlqId}`} onClick={() => act("Delete", () => deleteDlq(e.dlqId), () => `Deleted ${e.dlqId}`)}>
+                    <button data-write type="button" class="small danger" aria-label={`Delete ${e.dlqId}`} onClick={() => act("Delete", () => deleteDlq(e.dlqId), () => `Deleted ${e.dlqId}`)}>
                       Delete
                     </button>
                   </td>
@@ -164,7 +164,7 @@ function DlqDetail({ dlqId }: { dlqId: string }) {
         <a class="button" href={href(`/messages/${e.messageId}`)}>
           Timeline
         </a>
-        <button
+        <button data-write
           type="button"
           class="primary"
           onClick={async () => {
@@ -174,7 +174,7 @@ function DlqDetail({ dlqId }: { dlqId: string }) {
         >
           Retry
         </button>
-        <button
+        <button data-write
           type="button"
           class="danger"
           onClick={async () => {

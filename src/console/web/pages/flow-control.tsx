@@ -41,7 +41,7 @@ function PinForm({ k, close }: { k: FlowKey; close: () => void }) {
   const [rate, setRate] = useState("");
   const [period, setPeriod] = useState("");
   return (
-    <form
+    <form data-write
       class="inline-form"
       onSubmit={async (e) => {
         e.preventDefault();
@@ -84,18 +84,18 @@ function KeyCard({ k }: { k: FlowKey }) {
       }
       actions={
         <>
-          <button type="button" class="small" onClick={() => act(k.isPaused ? "Resume" : "Pause", () => keyAction(k.flowControlKey, k.isPaused ? "resume" : "pause"), () => `${k.isPaused ? "Resumed" : "Paused"} ${k.flowControlKey}`)}>
+          <button data-write type="button" class="small" onClick={() => act(k.isPaused ? "Resume" : "Pause", () => keyAction(k.flowControlKey, k.isPaused ? "resume" : "pause"), () => `${k.isPaused ? "Resumed" : "Paused"} ${k.flowControlKey}`)}>
             {k.isPaused ? "Resume" : "Pause"}
           </button>
-          <button type="button" class="small" aria-expanded={pinning} onClick={() => setPinning(!pinning)}>
+          <button data-write type="button" class="small" aria-expanded={pinning} onClick={() => setPinning(!pinning)}>
             Pin…
           </button>
           {pinned && (
-            <button type="button" class="small" onClick={() => act("Unpin", () => keyAction(k.flowControlKey, "unpin", { parallelism: "true", rate: "true" }), () => `Unpinned ${k.flowControlKey}`)}>
+            <button data-write type="button" class="small" onClick={() => act("Unpin", () => keyAction(k.flowControlKey, "unpin", { parallelism: "true", rate: "true" }), () => `Unpinned ${k.flowControlKey}`)}>
               Unpin
             </button>
           )}
-          <button type="button" class="small" onClick={() => act("Reset rate", () => keyAction(k.flowControlKey, "resetRate"), () => `Rate of ${k.flowControlKey} reset`)}>
+          <button data-write type="button" class="small" onClick={() => act("Reset rate", () => keyAction(k.flowControlKey, "resetRate"), () => `Rate of ${k.flowControlKey} reset`)}>
             Reset rate
           </button>
         </>
@@ -154,7 +154,7 @@ export function FlowControlPage() {
         </div>
       ))}
       <Card title="Steer a key before its first message">
-        <form
+        <form data-write
           class="inline-form"
           onSubmit={(e) => {
             e.preventDefault();

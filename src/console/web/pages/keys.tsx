@@ -35,7 +35,7 @@ export function KeysPage() {
       <PageHead title="Signing keys" sub="Every delivery is signed with the current key; receivers accept the current or the next one." />
       <Card
         actions={
-          <button
+          <button data-write
             type="button"
             class="danger"
             onClick={() => {

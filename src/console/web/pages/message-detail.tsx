@@ -5,7 +5,7 @@ import { usePoll } from "../live.ts";
 import { labelsOf, readLogs, type LogEntry } from "../logs.ts";
 import { href, navigate } from "../router.ts";
 import { useStatus } from "../status.ts";
-import { Card, ErrorBox, Fields, Loading, Mono, PageHead, StateBadge, StatusCode } from "../ui/bits.tsx";
+import { Badge, Card, ErrorBox, Fields, Loading, Mono, PageHead, StateBadge, StatusCode } from "../ui/bits.tsx";
 import { BodyView, HeadersView } from "../ui/payload.tsx";
 import { ContextTags } from "../ui/rows.tsx";
 import { act } from "../ui/toast.tsx";
@@ -73,7 +73,7 @@ export function MessageDetail({ id }: { id: string }) {
         }
       >
         {pending && (
-          <button
+          <button data-write
             type="button"
             class="danger"
             onClick={() => confirm(`Cancel message ${id}?`) && act("Cancel", () => api(`/v2/messages/${encodeURIComponent(id)}`, { method: "DELETE" }), () => `Canceled ${id}`)}
@@ -86,7 +86,7 @@ export function MessageDetail({ id }: { id: string }) {
             <a class="button" href={href(`/dlq/${dlq.dlqId}`)}>
               DLQ entry
             </a>
-            <button
+            <button data-write
               type="button"
               class="primary"
               onClick={async () => {
@@ -113,6 +113,7 @@ export function MessageDetail({ id }: { id: string }) {
                 <time title={formatTime(e.time, { millis: true })}>{formatTime(e.time, { millis: true })}</time>
                 {created && i > 0 && <span class="muted small">+{formatDuration(e.time - created.time)}</span>}
                 <TimelineNote e={e} now={now} />
+                <FaultBadge e={e} />
               </li>
             ))}
             {pending && !FINAL.has(last?.state ?? "") && (
@@ -148,6 +149,7 @@ export function MessageDetail({ id }: { id: string }) {
               <span>Attempt {i + 1}</span>
               <StatusCode status={a.responseStatus ?? (a.error ? 0 : undefined)} />
               <time class="muted small">{formatTime(a.time, { millis: true })}</time>
+              <FaultBadge e={a} />
               {a.error && <span class="bad-text small ellipsis">{a.error}</span>}
             </summary>
             <BodyView bytes={a.responseBody ? base64ToBytes(a.responseBody) : undefined} empty="no answer body" />
@@ -172,4 +174,14 @@ function TimelineNote({ e, now }: { e: LogEntry; now: number }) {
   if (e.responseStatus !== undefined) return <StatusCode status={e.responseStatus} />;
   if (e.error) return <span class="bad-text small">{e.error}</span>;
   return null;
+}
+
+/** An injected failure must never pass for a real one: the attempt says which rule made it. */
+function FaultBadge({ e }: { e: LogEntry }) {
+  if (!e.fault) return null;
+  return (
+    <Badge tone="warn" title={`Injected by fault rule ${e.fault.rule} (Test double page)`}>
+      injected: {e.fault.kind}
+    </Badge>
+  );
 }

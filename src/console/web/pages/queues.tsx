@@ -23,7 +23,7 @@ function Parallelism({ q }: { q: Queue }) {
   const [value, setValue] = useState(String(q.parallelism));
   const changed = value !== String(q.parallelism);
   return (
-    <form
+    <form data-write
       class="inline-edit"
       onSubmit={(e) => {
         e.preventDefault();
@@ -81,10 +81,10 @@ export function QueuesPage() {
                   </td>
                   <td class="hide-narrow nowrap">{formatTime(q.updatedAt)}</td>
                   <td class="row-actions">
-                    <button type="button" class="small" onClick={() => act(q.paused ? "Resume" : "Pause", () => api(`/v2/queues/${enc(q.name)}/${q.paused ? "resume" : "pause"}`, { method: "POST" }), () => `${q.paused ? "Resumed" : "Paused"} ${q.name}`)}>
+                    <button data-write type="button" class="small" onClick={() => act(q.paused ? "Resume" : "Pause", () => api(`/v2/queues/${enc(q.name)}/${q.paused ? "resume" : "pause"}`, { method: "POST" }), () => `${q.paused ? "Resumed" : "Paused"} ${q.name}`)}>
                       {q.paused ? "Resume" : "Pause"}
                     </button>
-                    <button type="button" class="small danger" onClick={() => confirm(`Delete queue ${q.name}? Its waiting messages are canceled.`) && act("Delete", () => api(`/v2/queues/${enc(q.name)}`, { method: "DELETE" }), () => `Deleted ${q.name}`)}>
+                    <button data-write type="button" class="small danger" onClick={() => confirm(`Delete queue ${q.name}? Its waiting messages are canceled.`) && act("Delete", () => api(`/v2/queues/${enc(q.name)}`, { method: "DELETE" }), () => `Deleted ${q.name}`)}>
                       Delete
                     </button>
                   </td>
@@ -95,7 +95,7 @@ export function QueuesPage() {
         </div>
       )}
       <Card title="Create or update a queue">
-        <form
+        <form data-write
           class="inline-form"
           onSubmit={(e) => {
             e.preventDefault();

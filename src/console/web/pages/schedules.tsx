@@ -34,7 +34,7 @@ export function SchedulesPage() {
   return (
     <>
       <PageHead title="Schedules" sub="Cron schedules and what their last trigger produced.">
-        <button type="button" class="primary" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+        <button data-write type="button" class="primary" aria-expanded={creating} onClick={() => setCreating(!creating)}>
           {creating ? "Close" : "New schedule"}
         </button>
       </PageHead>
@@ -88,15 +88,15 @@ export function SchedulesPage() {
                   </td>
                   <td class="row-actions">
                     {s.isPaused ? (
-                      <button type="button" class="small" onClick={() => act("Resume", () => api(`/v2/schedules/${enc(s.scheduleId)}/resume`, { method: "POST" }), () => `Resumed ${s.scheduleId}`)}>
+                      <button data-write type="button" class="small" onClick={() => act("Resume", () => api(`/v2/schedules/${enc(s.scheduleId)}/resume`, { method: "POST" }), () => `Resumed ${s.scheduleId}`)}>
                         Resume
                       </button>
                     ) : (
-                      <button type="button" class="small" onClick={() => act("Pause", () => api(`/v2/schedules/${enc(s.scheduleId)}/pause`, { method: "POST" }), () => `Paused ${s.scheduleId}`)}>
+                      <button data-write type="button" class="small" onClick={() => act("Pause", () => api(`/v2/schedules/${enc(s.scheduleId)}/pause`, { method: "POST" }), () => `Paused ${s.scheduleId}`)}>
                         Pause
                       </button>
                     )}
-                    <button
+                    <button data-write
                       type="button"
                       class="small danger"
                       onClick={() => confirm(`Delete schedule ${s.scheduleId}?`) && act("Delete", () => api(`/v2/schedules/${enc(s.scheduleId)}`, { method: "DELETE" }), () => `Deleted ${s.scheduleId}`)}
@@ -124,7 +124,7 @@ function CreateSchedule({ done }: { done: () => void }) {
 
   return (
     <Card title="New schedule">
-      <form
+      <form data-write
         onSubmit={async (e) => {
           e.preventDefault();
           const headers = optionHeaders(o, prefix);

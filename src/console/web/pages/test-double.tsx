@@ -5,6 +5,8 @@ import { useStatus } from "../status.ts";
 import { Card, Fields, PageHead } from "../ui/bits.tsx";
 import { Field } from "../ui/options.tsx";
 import { act } from "../ui/toast.tsx";
+import { McpCard } from "./mcp-card.tsx";
+import { FaultRulesCard } from "./fault-rules.tsx";
 
 const STEPS: Array<[string, number]> = [
   ["+1s", 1000],
@@ -34,7 +36,7 @@ export function TestDoublePage() {
 
   return (
     <>
-      <PageHead title="Test double" sub="Control what a test suite controls: the account's data, pending deliveries and the server's clock." />
+      <PageHead title="Test double" sub="Control what a test suite controls: the account's data, pending deliveries, the server's clock and injected faults." />
       <div class="grid-2">
         <Card title="Clock">
           <Fields
@@ -99,15 +101,15 @@ export function TestDoublePage() {
           <p>
             <b>Flush</b> waits until nothing is due and nothing is in flight (callbacks included).
           </p>
-          <button type="button" onClick={() => act("Flush", () => api("/__svc/flush", { method: "POST" }), () => "Everything due was delivered")}>
+          <button data-write type="button" onClick={() => act("Flush", () => api("/__svc/flush", { method: "POST" }), () => "Everything due was delivered")}>
             Flush
           </button>
           <hr />
           <p>
-            <b>Reset</b> wipes this account's messages, DLQ, logs, URL Groups, schedules, queues and statistics. Credentials and
+            <b>Reset</b> wipes this account's messages, DLQ, logs, URL Groups, schedules, queues, statistics and fault rules. Credentials and
             signing keys stay.
           </p>
-          <button
+          <button data-write
             type="button"
             class="danger"
             onClick={() => {
@@ -119,6 +121,8 @@ export function TestDoublePage() {
           </button>
         </Card>
       </div>
+      <McpCard />
+      <FaultRulesCard />
     </>
   );
 }

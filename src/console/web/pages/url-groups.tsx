@@ -26,7 +26,7 @@ function AddEndpoint({ group, onDone }: { group?: string; onDone?: () => void })
   const [url, setUrl] = useState("");
   const [endpointName, setEndpointName] = useState("");
   return (
-    <form
+    <form data-write
       class="inline-form"
       onSubmit={async (e) => {
         e.preventDefault();
@@ -80,7 +80,7 @@ export function UrlGroupsPage() {
                 <a class="button small" href={href("/publish", { destination: g.name })} title="Publish to this group">
                   Publish
                 </a>
-                <button type="button" class="small danger" onClick={() => confirm(`Delete URL Group ${g.name}?`) && act("Delete group", () => api(`/v2/topics/${enc(g.name)}`, { method: "DELETE" }), () => `Deleted ${g.name}`)}>
+                <button data-write type="button" class="small danger" onClick={() => confirm(`Delete URL Group ${g.name}?`) && act("Delete group", () => api(`/v2/topics/${enc(g.name)}`, { method: "DELETE" }), () => `Deleted ${g.name}`)}>
                   Delete group
                 </button>
               </>
@@ -102,7 +102,7 @@ export function UrlGroupsPage() {
                       <Mono>{ep.url}</Mono>
                     </td>
                     <td class="row-actions">
-                      <button
+                      <button data-write
                         type="button"
                         class="small danger"
                         onClick={() =>

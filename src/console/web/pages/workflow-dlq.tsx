@@ -39,7 +39,7 @@ function FailureFunction({ e }: { e: WorkflowDlqEntry }) {
     <span class="cell-line">
       <StateBadge state={state} />
       {state === "CALLBACK_FAIL" && (
-        <button type="button" class="small" title="Call the run's failure function again" onClick={() => act("Failure function", () => retryFailureFunction(e.dlqId), () => `Failure function of ${e.workflowRunId} called again`)}>
+        <button data-write type="button" class="small" title="Call the run's failure function again" onClick={() => act("Failure function", () => retryFailureFunction(e.dlqId), () => `Failure function of ${e.workflowRunId} called again`)}>
           Call again
         </button>
       )}
@@ -50,13 +50,13 @@ function FailureFunction({ e }: { e: WorkflowDlqEntry }) {
 function Actions({ e }: { e: WorkflowDlqEntry }) {
   return (
     <>
-      <button type="button" class="small primary" title="A new run that keeps the steps that succeeded and runs the failed one again" onClick={() => openStartedRun("Resume", () => resumeRun(e.dlqId))}>
+      <button data-write type="button" class="small primary" title="A new run that keeps the steps that succeeded and runs the failed one again" onClick={() => openStartedRun("Resume", () => resumeRun(e.dlqId))}>
         Resume
       </button>
-      <button type="button" class="small" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(e.dlqId))}>
+      <button data-write type="button" class="small" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(e.dlqId))}>
         Restart
       </button>
-      <button
+      <button data-write
         type="button"
         class="small danger"
         aria-label={`Delete ${e.dlqId}`}

@@ -116,7 +116,7 @@ function RunActions({ run }: { run: WorkflowRun }) {
   return (
     <>
       {run.workflowState === "RUN_STARTED" && (
-        <button type="button" class="danger" onClick={() => cancelRun(run.workflowRunId)}>
+        <button data-write type="button" class="danger" onClick={() => cancelRun(run.workflowRunId)}>
           Cancel run
         </button>
       )}
@@ -125,10 +125,10 @@ function RunActions({ run }: { run: WorkflowRun }) {
           <a class="button" href={href(`/dlq/${run.dlqId}`)}>
             DLQ entry
           </a>
-          <button type="button" class="primary" title="A new run that keeps the steps that succeeded and runs the failed one again" onClick={() => openStartedRun("Resume", () => resumeRun(run.dlqId!))}>
+          <button data-write type="button" class="primary" title="A new run that keeps the steps that succeeded and runs the failed one again" onClick={() => openStartedRun("Resume", () => resumeRun(run.dlqId!))}>
             Resume
           </button>
-          <button type="button" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(run.dlqId!))}>
+          <button data-write type="button" title="A new run from the initial payload" onClick={() => openStartedRun("Restart", () => restartRun(run.dlqId!))}>
             Restart
           </button>
         </>

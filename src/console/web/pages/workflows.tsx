@@ -111,7 +111,7 @@ function RunList({ route }: { route: Route }) {
                   </td>
                   <td class="row-actions">
                     {r.workflowState === "RUN_STARTED" && (
-                      <button type="button" class="small danger" aria-label={`Cancel ${r.workflowRunId}`} onClick={() => cancelRun(r.workflowRunId)}>
+                      <button data-write type="button" class="small danger" aria-label={`Cancel ${r.workflowRunId}`} onClick={() => cancelRun(r.workflowRunId)}>
                         Cancel
                       </button>
                     )}

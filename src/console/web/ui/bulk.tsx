@@ -27,7 +27,7 @@ export function AllMatching({ actions, filtered, what, disabled, after }: {
   return (
     <>
       {actions.map((a) => (
-        <button
+        <button data-write
           key={a.verb}
           type="button"
           class={a.danger ? "danger" : undefined}
