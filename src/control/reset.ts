@@ -1,18 +1,5 @@
-import type { Read, Transactor } from "../store/group-commit.ts";
-
-/**
- * Deletes everything one domain keeps for an account (never its credentials). It runs inside the
- * reset's single write transaction, so it must be synchronous; it may also drop in-memory state
- * (timers, counters, in-flight attempts) of that account.
- */
-export type AccountReset = (accountId: string) => void;
-
-export interface ResetPart {
-  name: string;
-  reset: AccountReset;
-  /** What the part reads in the reset's write (declared with it). */
-  reads?: (accountId: string) => Read[];
-}
+import type { ResetPart } from "../context/domain-module.ts";
+import type { Transactor } from "../store/group-commit.ts";
 
 /**
  * `POST /__svc/reset`: every domain says how to forget one account, so the control plane never

@@ -12,7 +12,8 @@ import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
 import type { Maybe } from "../util/maybe.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
-import { buildJob } from "./job.ts";
+import { DueTimer } from "./due-timer.ts";
+import { WorkerHandover } from "./handover.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";
 import type { WorkerPool } from "./pool.ts";
 import type { JobFault } from "./worker-protocol.ts";
@@ -62,19 +63,15 @@ export class Dispatcher implements BackgroundService {
   /** The last claim pass found every due message (it did not stop for lack of room). */
   private caughtUp = false;
   private pumpScheduled = false;
-  private timerAt = Infinity;
-  private cancelTimer: (() => void) | null = null;
+  private readonly timer: DueTimer;
+  private readonly handover: WorkerHandover;
   /** Between start and stop; before start nothing is claimed (recovery has to come first). */
   private isRunning = false;
   private readonly passObservers: Array<(afterMs: number | null) => void> = [];
   private recovery: StorageRetry | null = null;
   private readonly claimTx;
 
-  /** How a delivery names this server: its dialect's headers and its region. */
-  private readonly wire: { dialect: Dialect; region: string };
-
   constructor(private readonly deps: DispatcherDeps) {
-    this.wire = { dialect: deps.dialect, region: deps.config.region };
     this.clock = deps.clock;
     this.store = deps.store;
     this.inFlight = deps.inFlight;
@@ -93,6 +90,8 @@ export class Dispatcher implements BackgroundService {
         }
         return { claimed, seen: due.length };
       });
+    this.timer = new DueTimer(deps.clock, () => this.wake());
+    this.handover = new WorkerHandover({ ...deps, running: () => this.running });
     deps.wakeSignal.answerWith((dueAt) => this.wake(dueAt));
     deps.clock.onAdvance(() => this.wake());
   }
@@ -129,7 +128,7 @@ export class Dispatcher implements BackgroundService {
   stop(): void {
     this.recovery?.cancel();
     this.isRunning = false;
-    this.cancelTimer?.();
+    this.timer.cancel();
     this.passDone(null);
   }
 
@@ -157,7 +156,7 @@ export class Dispatcher implements BackgroundService {
    */
   wake(dueAt?: number): void {
     if (this.pumpScheduled || !this.running) return;
-    if (dueAt !== undefined && dueAt >= this.timerAt && dueAt > this.clock.now()) return;
+    if (dueAt !== undefined && this.timer.firesBy(dueAt) && dueAt > this.clock.now()) return;
     this.pumpScheduled = true;
     // The claim joins the group commit of this tick: one transaction with the publishes and the
     // outcomes of the same tick, instead of a commit of its own (a commit costs more than the
@@ -209,7 +208,7 @@ export class Dispatcher implements BackgroundService {
       // Not claimed after all (its write failed), or cancelled in the same commit.
       if (!this.claiming.delete(m.id) || !committed) return;
       if (!this.running) return; // stays ACTIVE: due again at the next start
-      this.submit(m);
+      this.handover.submit(m);
     });
     return true;
   };
@@ -231,7 +230,7 @@ export class Dispatcher implements BackgroundService {
           return this.passDone(null);
         }
         // Handed to the workers only once ACTIVE is committed, unless cancelled meanwhile.
-        for (const m of claimed) if (this.claiming.delete(m.id)) this.submit(m);
+        for (const m of claimed) if (this.claiming.delete(m.id)) this.handover.submit(m);
         // The time after the commit, not the claim's: writes of the same commit (a callback made
         // by an outcome) may be due at an instant after the claim looked, and must not count as
         // "later" when deciding to wake again or to report idle.
@@ -290,31 +289,6 @@ export class Dispatcher implements BackgroundService {
     for (const observe of this.passObservers) observe(afterMs);
   }
 
-  private submit(m: MessageRecord): void {
-    const account = this.deps.accounts.byId(m.accountId);
-    const { ticket } = this.inFlight.open(m);
-    if (!account) {
-      // The account left the config: the message can never be signed, so it fails visibly.
-      this.deps.recorder.add({ ticket, messageId: m.id, error: "account no longer configured", startedAt: this.clock.now(), durationMs: 0 });
-      return;
-    }
-    const fault = this.deps.fault?.(m);
-    const body = this.deps.deliveryBody?.(m);
-    if (!(body instanceof Promise)) return this.deps.pool.submit(buildJob(m, account, this.wire, ticket, body, fault));
-    // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
-    // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
-    body.then(
-      (read) => {
-        if (this.running && this.inFlight.peek(ticket)) this.deps.pool.submit(buildJob(m, account, this.wire, ticket, read, fault));
-      },
-      (error) => {
-        if (!this.inFlight.peek(ticket)) return;
-        const reason = `the delivery's body could not be read: ${String((error as Error)?.message ?? error)}`;
-        this.deps.recorder.add({ ticket, messageId: m.id, error: reason, startedAt: this.clock.now(), durationMs: 0 });
-      },
-    );
-  }
-
   private armTimer(now: number): void {
     const next = this.store.nextDueAt();
     if (next === null) return;
@@ -322,13 +296,6 @@ export class Dispatcher implements BackgroundService {
       if (this.inFlight.size < this.maxInFlight) this.wake();
       return;
     }
-    if (next >= this.timerAt) return;
-    this.cancelTimer?.();
-    this.timerAt = next;
-    this.cancelTimer = this.clock.at(next, () => {
-      this.timerAt = Infinity;
-      this.cancelTimer = null;
-      this.wake();
-    });
+    this.timer.arm(next);
   }
 }

@@ -4,7 +4,8 @@ import { newMessageId } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
-import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
+import { ConfigSource } from "../messages/config-source.ts";
+import { parsePublishOptions } from "../messages/options.ts";
 import { readDlqEntries, type DlqStorage } from "./store.ts";
 
 /**

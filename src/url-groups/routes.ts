@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
-import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
+import { ConfigSource } from "../messages/config-source.ts";
+import { parsePublishOptions } from "../messages/options.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import type { UrlGroupService } from "./service.ts";
 import { Type } from "@sinclair/typebox";

@@ -4,7 +4,7 @@ import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 import { RUN_STATES, STEP_STATES } from "./model.ts";
 
 /**
- * The answers of the workflow routes, as the OpenAPI document shows them (run-log.ts, raw-steps.ts,
+ * The answers of the workflow routes, as the OpenAPI document shows them (run-log.ts, step-logs.ts, raw-steps.ts,
  * waits.ts, trigger.ts and dlq.ts build them). Fields a step carries as the SDK sent it are shown
  * with the types the SDK sends.
  */

@@ -1,6 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
-import { ConfigSource, parsePublishOptions } from "../messages/options.ts";
+import { ConfigSource } from "../messages/config-source.ts";
+import { parsePublishOptions } from "../messages/options.ts";
 import { PUBLISH_SETTINGS } from "../messages/publish-headers.ts";
 import type { CallbackSpec } from "../model/message.ts";
 import type { RunConfig, RunRecord } from "./model.ts";

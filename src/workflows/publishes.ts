@@ -1,6 +1,7 @@
 import type { Dialect } from "../core/dialect.ts";
 import { badRequest, HttpError } from "../core/errors.ts";
-import { ConfigSource, type PublishOptions } from "../messages/options.ts";
+import { ConfigSource } from "../messages/config-source.ts";
+import type { PublishOptions } from "../messages/options.ts";
 import type { PublishInput } from "../messages/publish.ts";
 import type { Read } from "../store/group-commit.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";

@@ -1,5 +1,6 @@
 import { redactedValue, type RedactSpec } from "../model/redact.ts";
-import type { StepLog, StepLogGroup } from "./run-log.ts";
+import type { StepLogGroup } from "./run-log.ts";
+import type { StepLog } from "./step-logs.ts";
 
 /** The texts of a step's log that carry a body: step outputs, a call's request and answer, an invoke's payload. */
 const BODY_FIELDS = ["out", "body", "callBody", "callResponseBody", "invokedWorkflowRunBody"];

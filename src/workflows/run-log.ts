@@ -1,30 +1,33 @@
-import { compact, headerMap } from "../messages/views.ts";
+import { compact } from "../messages/views.ts";
 import { labelFields } from "../model/labels.ts";
 import { fromBase64 } from "../util/base64.ts";
 import type { RunRecord, StepDeliveryState, StepEntry, StepError, StepIdentity, Waiter } from "./model.ts";
 import { isPlanStep, parseStep, textOf, type ParsedStep } from "./raw-steps.ts";
+import {
+  callLog,
+  callRequestFields,
+  failingStepName,
+  identity,
+  initLog,
+  invokedFields,
+  invokingLog,
+  NEXT_STATE,
+  outText,
+  parseJson,
+  replaceContents,
+  SHOWN_STATE,
+  stepBase,
+  waitingLog,
+  type Call,
+  type InvokedRun,
+  type StepLog,
+} from "./step-logs.ts";
 import { redactStepGroups } from "./redact-log.ts";
 
-export type StepLog = Record<string, unknown>;
 export type StepLogGroup =
   | { type: "sequential"; steps: [StepLog] }
   | { type: "parallel"; steps: StepLog[] }
   | { type: "next"; steps: StepLog[] };
-
-/** A run this run started with `context.invoke`, as its invoke step shows it. */
-export interface InvokedRun {
-  runId: string;
-  url: string;
-  createdAt: number;
-  /** The invoking step of this run. */
-  step: Record<string, unknown>;
-  /** The invoked run's first message (its start), its payload and the headers it was sent with. */
-  messageId?: string;
-  body: string;
-  headers: Record<string, string[]>;
-  /** Once the invoked run has ended: what the invoke resolves to, as JSON text. */
-  result?: string;
-}
 
 /** What a run's log shows beyond its list: why attempts failed, waits under way, runs it invoked. */
 export interface RunLogFacts {
@@ -32,48 +35,6 @@ export interface RunLogFacts {
   errors: Map<string, StepError[]>;
   waiting: Waiter[];
   invoked: InvokedRun[];
-}
-
-/** A step shown while it is under way: how its latest message stands. */
-const SHOWN_STATE: Record<StepDeliveryState, string> = {
-  PENDING: "STEP_PROGRESS",
-  RETRY: "STEP_RETRY",
-  DELIVERED: "STEP_PROGRESS",
-  FAILED: "STEP_FAILED",
-  CANCELED: "STEP_CANCELED",
-};
-
-const NEXT_STATE: Record<Exclude<StepDeliveryState, "DELIVERED">, string> = {
-  PENDING: "STEP_PROGRESS",
-  RETRY: "STEP_RETRY",
-  FAILED: "STEP_FAILED",
-  CANCELED: "STEP_CANCELED",
-};
-
-/** `out` as the hosted log shows it: the text the step carries (JSON text for most steps). */
-const outText = (out: unknown): string | undefined => (out === undefined ? undefined : typeof out === "string" ? out : JSON.stringify(out));
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
-
-/** The step a failing delivery was running, as the SDK reports it (`<Prefix>-Error-Step-Name`). */
-function failingStepName(errors: StepError[] | undefined): string | undefined {
-  const last = errors?.at(-1);
-  if (!last) return undefined;
-  const name = Object.keys(last.headers).find((h) => h.toLowerCase().endsWith("-error-step-name"));
-  return name ? last.headers[name]![0] : undefined;
-}
-
-/** A `context.call`: its request (the `toCallback` entry) and, once it came back, its answer. */
-interface Call {
-  request: StepEntry;
-  step?: StepIdentity;
-  answer?: StepEntry;
 }
 
 /**
@@ -107,7 +68,7 @@ class RunLogBuilder {
 
   add(e: StepEntry): void {
     const step = e.position > 0 && e.callType === "step" ? parseStep(e.body) : undefined;
-    if (e.position === 0) this.place(this.initLog(e), 1);
+    if (e.position === 0) this.place(initLog(e), 1);
     else if (e.callType === "toCallback") this.callRequest(e);
     else if (e.callType === "fromCallback") this.callAnswer(e);
     else if (step && isPlanStep(step)) this.planned(e, step);
@@ -119,11 +80,11 @@ class RunLogBuilder {
   addUnderWay(): void {
     for (const w of this.facts.waiting) {
       const id = identity(w.step);
-      if (id) this.show(id, this.waitingLog(w, id));
+      if (id) this.show(id, waitingLog(w, id));
     }
     for (const invoked of this.facts.invoked) {
       const id = identity(invoked.step);
-      if (id) this.show(id, this.invokingLog(invoked, id));
+      if (id) this.show(id, invokingLog(invoked, id));
     }
   }
 
@@ -158,7 +119,7 @@ class RunLogBuilder {
   private planned(e: StepEntry, plan: ParsedStep): void {
     const id = { stepId: plan.targetStep!, stepName: plan.stepName, stepType: plan.stepType, concurrent: plan.concurrent };
     if (this.open.has(id.stepId)) return;
-    this.show(id, this.base(e, id, SHOWN_STATE[e.state]));
+    this.show(id, stepBase(e, id, SHOWN_STATE[e.state]));
   }
 
   private finished(e: StepEntry, step: ParsedStep): void {
@@ -176,7 +137,7 @@ class RunLogBuilder {
     const call: Call = { request: e, step: e.details?.step };
     this.calls.set(e.messageId, call);
     this.lastCall = call;
-    if (call.step) this.show(call.step, this.callLog(call, call.step));
+    if (call.step) this.show(call.step, callLog(call, call.step));
   }
 
   private callAnswer(e: StepEntry): void {
@@ -184,32 +145,12 @@ class RunLogBuilder {
     const call = typeof source === "string" ? this.calls.get(source) : undefined;
     if (!call) return;
     call.answer = e;
-    if (call.step) this.show(call.step, this.callLog(call, call.step));
-  }
-
-  private base(e: StepEntry, id: Partial<StepIdentity>, state: string): StepLog {
-    return compact({
-      stepId: id.stepId,
-      stepName: id.stepName,
-      stepType: id.stepType,
-      callType: e.callType,
-      messageId: e.messageId,
-      concurrent: id.concurrent,
-      state,
-      createdAt: e.createdAt,
-      headers: headerMap(e.headers),
-      retries: e.retries,
-      retryDelay: e.retryDelayExpr,
-    });
-  }
-
-  private initLog(e: StepEntry): StepLog {
-    return { ...this.base(e, { stepName: "init", stepType: "Initial", concurrent: 1 }, "STEP_SUCCESS"), out: textOf(e.body) };
+    if (call.step) this.show(call.step, callLog(call, call.step));
   }
 
   /** A finished step: its result as the SDK stored it, and its kind's own fields. */
   private resultLog(e: StepEntry, step: ParsedStep): StepLog {
-    const log = this.base(e, step, "STEP_SUCCESS");
+    const log = stepBase(e, step, "STEP_SUCCESS");
     const out = outText(step.out);
     if (out !== undefined) log.out = out;
     if (step.sleepFor !== undefined) log.sleepFor = step.sleepFor;
@@ -243,54 +184,6 @@ class RunLogBuilder {
     return log;
   }
 
-  /** A `context.call` on its way: to the third party, then its answer back to the workflow. */
-  private callLog(call: Call, id: StepIdentity): StepLog {
-    const latest = call.answer ?? call.request;
-    const log = { ...this.base(latest, id, SHOWN_STATE[latest.state]), ...callRequestFields(call.request) };
-    const answer = call.answer && (parseJson(textOf(call.answer.body)) as { status?: number; body?: string; header?: Record<string, string[]> } | undefined);
-    if (answer) {
-      Object.assign(log, {
-        callResponseStatus: answer.status,
-        callResponseBody: typeof answer.body === "string" ? textOf(fromBase64(answer.body)) : undefined,
-        callResponseHeaders: answer.header ?? {},
-      });
-    }
-    return log;
-  }
-
-  private waitingLog(w: Waiter, id: StepIdentity): StepLog {
-    return compact({
-      stepId: id.stepId,
-      stepName: id.stepName,
-      stepType: id.stepType,
-      callType: "step",
-      concurrent: id.concurrent,
-      state: "STEP_PROGRESS",
-      createdAt: w.createdAt,
-      waitEventId: w.eventId,
-      waitTimeoutDuration: w.timeout,
-      waitTimeoutDeadline: w.deadline,
-      waitTimeout: false,
-    });
-  }
-
-  private invokingLog(invoked: InvokedRun, id: StepIdentity): StepLog {
-    return compact({
-      stepId: id.stepId,
-      stepName: id.stepName,
-      stepType: "Invoke",
-      callType: "step",
-      messageId: invoked.messageId,
-      concurrent: id.concurrent,
-      // Done once the invoked run has ended, even where this run can no longer take its answer
-      // (it failed or was cancelled meanwhile).
-      state: invoked.result === undefined ? "STEP_PROGRESS" : "STEP_SUCCESS",
-      createdAt: invoked.createdAt,
-      out: invoked.result,
-      ...invokedFields(invoked),
-    });
-  }
-
   /** An undelivered message, naming the step its delivery runs where that is known. */
   private nextLog(e: StepEntry, step: ParsedStep | undefined): StepLog {
     const errors = this.facts.errors.get(e.messageId);
@@ -311,37 +204,6 @@ class RunLogBuilder {
     if (e.callType === "fromCallback") return [...this.calls.values()].find((c) => c.answer === e)?.step?.stepName;
     return undefined;
   }
-}
-
-/** A step's identity from a step object the SDK sent (a wait's or an invoke's). */
-function identity(step: Record<string, unknown>): StepIdentity | undefined {
-  const { stepId, stepName, stepType, concurrent } = step;
-  if (typeof stepId !== "number" || typeof stepName !== "string") return undefined;
-  return { stepId, stepName, stepType: typeof stepType === "string" ? stepType : "Run", concurrent: typeof concurrent === "number" ? concurrent : 1 };
-}
-
-function callRequestFields(request: StepEntry) {
-  return {
-    callUrl: request.url,
-    callMethod: request.method,
-    callHeaders: headerMap(request.headers),
-    callBody: textOf(request.body),
-  };
-}
-
-function invokedFields(invoked: InvokedRun) {
-  return {
-    invokedWorkflowRunId: invoked.runId,
-    invokedWorkflowUrl: invoked.url,
-    invokedWorkflowCreatedAt: invoked.createdAt,
-    invokedWorkflowRunBody: invoked.body,
-    invokedWorkflowRunHeaders: invoked.headers,
-  };
-}
-
-function replaceContents(target: StepLog, source: StepLog): void {
-  for (const key of Object.keys(target)) delete target[key];
-  Object.assign(target, source);
 }
 
 /** The run as `client.logs()` returns it (the SDK's `WorkflowRunLog`, with the hosted API's extra run fields). */

@@ -2,7 +2,8 @@ import { expect, test } from "bun:test";
 import { DEFAULT_PLANS } from "../../src/config/plans.ts";
 import { DIALECTS } from "../../src/core/dialect.ts";
 import { HttpError } from "../../src/core/errors.ts";
-import { ConfigSource, parseFlowControlValue, parsePublishOptions } from "../../src/messages/options.ts";
+import { ConfigSource } from "../../src/messages/config-source.ts";
+import { parseFlowControlValue, parsePublishOptions } from "../../src/messages/options.ts";
 
 const NOW = 1_700_000_000_000;
 const payg = DEFAULT_PLANS.payg;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { RunRecord, StepEntry, StepError, Waiter } from "../../src/workflows/model.ts";
-import { runLog, type InvokedRun, type RunLogFacts } from "../../src/workflows/run-log.ts";
+import { runLog, type RunLogFacts } from "../../src/workflows/run-log.ts";
+import type { InvokedRun } from "../../src/workflows/step-logs.ts";
 import { endRun, isActive } from "../../src/workflows/run-state.ts";
 
 const run: RunRecord = {

@@ -1,0 +1,44 @@
+import type { BackgroundService } from "../core/service.ts";
+import type { FastRoute } from "../http/fast-route.ts";
+import type { RoutePlugin } from "../http/plugin.ts";
+import type { Read } from "../store/group-commit.ts";
+
+/**
+ * Deletes everything one domain keeps for an account (never its credentials). It runs inside the
+ * reset's single write transaction, so it must be synchronous; it may also drop in-memory state
+ * (timers, counters, in-flight attempts) of that account.
+ */
+export type AccountReset = (accountId: string) => void;
+
+export interface ResetPart {
+  name: string;
+  reset: AccountReset;
+  /** What the part reads in the reset's write (declared with it). */
+  reads?: (accountId: string) => Read[];
+}
+
+export interface DomainRoutes {
+  /** The messaging API (main port). */
+  messaging?: RoutePlugin[];
+  /** The management API (its own port when configured). */
+  management?: RoutePlugin[];
+  /** The control plane (/__svc/*), which both ports serve. */
+  control?: RoutePlugin[];
+  /** The hottest requests, routed by Bun straight to their handler (main port). */
+  fast?: FastRoute[];
+}
+
+/**
+ * What one domain adds to the server: the composition root collects these from its list of
+ * modules, in list order, into the HTTP APIs, the test double's reset, the background services
+ * and what this node follows of the changes other nodes sharing the storage make.
+ */
+export interface DomainModule {
+  routes?: DomainRoutes;
+  /** Its part of `POST /__svc/reset`. */
+  resets?: ResetPart[];
+  /** Background work, started after the message engine's in list order and stopped in reverse. */
+  services?: BackgroundService[];
+  /** A table another process sharing the storage changed: what this node does about it. */
+  watches?: Array<[table: string, changed: () => void]>;
+}
