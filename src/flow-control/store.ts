@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { Type } from "@sinclair/typebox";
 import { FlowControlJson } from "../model/columns.ts";
-import type { FlowControl } from "../model/message.ts";
+import { dueAgainState, dueAgainStateSql, type FlowControl } from "../model/message.ts";
 import { jsonColumn } from "../store/json-column.ts";
 
 const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
@@ -48,7 +48,7 @@ export class FlowStore implements FlowStorage {
     // release: the claim pass goes by due time, and a newer message of the key that is due but not
     // yet claimed must not pass it (the key's order would break).
     this.releaseAllStmt = db.prepare(
-      "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = MIN(created_at, ?) WHERE state = 'HELD'",
+      `UPDATE messages SET state = ${dueAgainStateSql()}, dispatch_at = MIN(created_at, ?) WHERE state = 'HELD'`,
     );
     this.heldCountStmt = db.prepare<{ n: number }, [string, string]>(
       "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND flow_key = ? AND state = 'HELD'",
@@ -72,7 +72,7 @@ export class FlowStore implements FlowStorage {
 
   releaseHeld(accountId: string, key: string, count: number, nowMs: number): number {
     const next = this.oldestHeld(accountId, key, count);
-    for (const m of next) this.releaseStmt.run(m.retried > 0 ? "RETRY" : "CREATED", nowMs, m.id);
+    for (const m of next) this.releaseStmt.run(dueAgainState(m.retried), nowMs, m.id);
     return next.length;
   }
   /** Released inline: a claim later in the same transaction sees them due. */

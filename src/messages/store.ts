@@ -3,7 +3,7 @@ import type { Filter } from "../filters/filter.ts";
 import { applyFilter } from "../filters/sql.ts";
 import type { SharedBodies } from "../store/bodies.ts";
 import { Where } from "../store/where.ts";
-import type { MessageRecord, MessageState } from "../model/message.ts";
+import { dueAgainStateSql, type MessageRecord, type MessageState } from "../model/message.ts";
 import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
 
 const COLUMNS =
@@ -119,7 +119,7 @@ export class MessageStore implements MessageStorage {
        FROM messages WHERE account_id = $account`,
     );
     this.recoverStmt = db.prepare(
-      "UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ? WHERE state = 'ACTIVE'",
+      `UPDATE messages SET state = ${dueAgainStateSql()}, dispatch_at = ? WHERE state = 'ACTIVE'`,
     );
   }
 

@@ -51,6 +51,22 @@ export type MessageKind = "message" | "callback" | "failure-callback";
  */
 export type MessageState = "CREATED" | "RETRY" | "ACTIVE" | "PARKED" | "HELD";
 
+/**
+ * The state of a message that is due again (released, promoted from its queue, handed back by a
+ * node): CREATED while it was never retried, else RETRY (the logs tell a first attempt from a retry).
+ */
+export function dueAgainState(retried: number): "CREATED" | "RETRY" {
+  return retried > 0 ? "RETRY" : "CREATED";
+}
+
+/**
+ * `dueAgainState` as a SQL expression over a `messages` row (`alias`: the row's name in the
+ * statement, when it has one). The text is the same on SQLite and PostgreSQL.
+ */
+export function dueAgainStateSql(alias?: string): string {
+  return `CASE WHEN ${alias ? `${alias}.` : ""}retried > 0 THEN 'RETRY' ELSE 'CREATED' END`;
+}
+
 export interface MessageRecord {
   id: string;
   accountId: string;

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { dueAgainState } from "../model/message.ts";
 
 export interface QueueRow {
   account_id: string;
@@ -109,7 +110,7 @@ export class QueueStore implements QueueStorage {
     if (room <= 0) return 0;
     const next = this.nextParked(accountId, name, room);
     // A delayed message still waits for its own time once it is at the head.
-    for (const p of next) this.promoteStmt.run(p.retried > 0 ? "RETRY" : "CREATED", Math.max(nowMs, p.not_before), p.id);
+    for (const p of next) this.promoteStmt.run(dueAgainState(p.retried), Math.max(nowMs, p.not_before), p.id);
     return next.length;
   }
   activeCount(accountId: string, name: string): number {

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
 import type { BackgroundService } from "../../core/service.ts";
+import { dueAgainStateSql } from "../../model/message.ts";
 import { PARTITIONS } from "./schema.ts";
 import { num } from "./values.ts";
 
@@ -254,7 +255,7 @@ export class Cluster implements BackgroundService {
         // Held back by the previous owner's in-memory limits: due again, under this node's.
         if (parts.length > 0)
           await tx`
-            UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
+            UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
             WHERE state = 'HELD' AND part = ANY(${parts}::int[])`;
         return parts;
       });
@@ -272,10 +273,10 @@ export const NODE_NUMBERS = 1000;
 async function handBack(tx: SQL, nodes: string[] | null, nowMs: number): Promise<number> {
   const rows = nodes
     ? await tx`
-        UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+        UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
         WHERE claimed_by = ANY(${nodes}::text[]) AND state = 'ACTIVE' RETURNING id`
     : await tx`
-        UPDATE messages SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+        UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
         WHERE claimed_by IS NOT NULL AND state = 'ACTIVE' AND claimed_by NOT IN (SELECT node_id FROM cluster_nodes) RETURNING id`;
   return rows.length;
 }

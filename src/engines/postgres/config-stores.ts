@@ -4,6 +4,7 @@ import { keyRowOf, type KeySettings } from "../../flow-control/key-store.ts";
 import type { IndexRowBase } from "../../management/shared/index-store.ts";
 import type { QueueRow, QueueStorage } from "../../queues/store.ts";
 import type { EndpointRow, UrlGroupRow } from "../../url-groups/store.ts";
+import { dueAgainStateSql } from "../../model/message.ts";
 import { CachedTable } from "./cached-table.ts";
 import type { PgMessageStore } from "./messages.ts";
 import type { TickPart, Tx } from "./tick.ts";
@@ -152,7 +153,7 @@ export class PgQueuePromotions implements TickPart {
         FROM messages m JOIN room r ON m.account_id = r.account_id AND m.queue_name = r.name
         WHERE m.state = 'PARKED' AND r.room > 0
       )
-      UPDATE messages m SET state = CASE WHEN m.retried > 0 THEN 'RETRY' ELSE 'CREATED' END,
+      UPDATE messages m SET state = ${tx.unsafe(dueAgainStateSql("m"))},
         dispatch_at = greatest(${nowMs}::bigint, m.not_before)
       FROM heads h WHERE m.id = h.id AND h.rn <= h.room
       RETURNING m.dispatch_at`;
@@ -253,7 +254,7 @@ export class PgFlowReleases implements TickPart {
         SELECT m.id, w.n, row_number() OVER (PARTITION BY m.account_id, m.flow_key ORDER BY m.seq) AS rn
         FROM messages m JOIN want w ON m.account_id = w.account_id AND m.flow_key = w.key WHERE m.state = 'HELD'
       )
-      UPDATE messages m SET state = CASE WHEN m.retried > 0 THEN 'RETRY' ELSE 'CREATED' END, dispatch_at = LEAST(m.created_at, ${nowMs}::bigint)
+      UPDATE messages m SET state = ${tx.unsafe(dueAgainStateSql("m"))}, dispatch_at = LEAST(m.created_at, ${nowMs}::bigint)
       FROM held h WHERE m.id = h.id AND h.rn <= h.n
       RETURNING m.id`;
     if (released.length > 0) {

@@ -3,7 +3,7 @@ import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
 import { MESSAGE_READS, type MessageCensus, type MessageStorage } from "../../messages/store.ts";
 import { fromRow, toRow, type MessageRow } from "../../model/message-row.ts";
-import type { MessageRecord, MessageState } from "../../model/message.ts";
+import { dueAgainStateSql, type MessageRecord, type MessageState } from "../../model/message.ts";
 import type { Read } from "../../store/group-commit.ts";
 import { Where } from "../../store/where.ts";
 import { PARTITIONS } from "./schema.ts";
@@ -305,7 +305,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     const nowMs = this.now();
     const rows = await tx`
       UPDATE messages
-      SET state = CASE WHEN retried = 0 THEN 'CREATED' ELSE 'RETRY' END, dispatch_at = ${nowMs}, claimed_by = NULL
+      SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
       WHERE claimed_by = ${this.node} AND state = 'ACTIVE'
         AND (id, attempt) NOT IN (SELECT * FROM unnest(${ids}::text[], ${numbers}::int[]))
       RETURNING id`;
