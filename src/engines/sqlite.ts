@@ -20,7 +20,7 @@ import { BackgroundCheckpointer } from "../store/wal.ts";
 import { UrlGroupStore } from "../url-groups/store.ts";
 import { WaitStore } from "../workflows/wait-store.ts";
 import { RunStore } from "../workflows/store.ts";
-import type { StorageEngine } from "./engine.ts";
+import type { StorageEngine, Stores } from "./engine.ts";
 
 /**
  * The embedded engine: one SQLite file in WAL mode (or memory), every domain's migrations applied
@@ -55,7 +55,7 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
       search: createSearchStore(db),
       vector: createVectorStore(db),
       usageLedger: new UsageFixtureLedger(db),
-    },
+    } satisfies Stores,
     services: opts.path ? [new BackgroundCheckpointer(db, opts.path, opts.log)] : [],
     probe: () => void probe.get(),
     sizeBytes: () => ({

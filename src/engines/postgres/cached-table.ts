@@ -113,9 +113,17 @@ export class CachedTable<R extends Row> implements TickPart {
     this.changes.length = mark;
   }
 
-  async apply(tx: Tx): Promise<void> {
+  /**
+   * Takes the tick's changes without writing them: for a store that writes the table with
+   * statements of its own (schedules); `finish` then applies them in memory as usual.
+   */
+  takeChanges(): void {
     this.taken = this.changes;
     this.changes = [];
+  }
+
+  async apply(tx: Tx): Promise<void> {
+    this.takeChanges();
     if (this.taken.length === 0) return;
     const last = new Map<string, R | null>();
     for (const c of this.taken) last.set(c.key, c.row);
@@ -130,7 +138,7 @@ export class CachedTable<R extends Row> implements TickPart {
       const columns = Object.keys(upserts[0]!);
       const values: unknown[] = [];
       const tuples = upserts.map((row) => `(${columns.map((c) => `$${values.push(row[c] ?? null)}`).join(", ")})`);
-      const updates = columns.filter((c) => !this.keyColumns.includes(c as never)).map((c) => `${c} = excluded.${c}`);
+      const updates = columns.filter((c) => !this.keyColumns.some((k) => k === c)).map((c) => `${c} = excluded.${c}`);
       await tx.unsafe(
         `INSERT INTO ${this.table} (${columns.join(", ")}) VALUES ${tuples.join(", ")}
          ON CONFLICT (${this.keyColumns.join(", ")}) DO ${updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`,

@@ -1,9 +1,13 @@
 import type { SQL } from "bun";
-import type { AccountRow } from "../../accounts/store.ts";
-import { keyRowOf, type KeySettings } from "../../flow-control/key-store.ts";
-import type { IndexRowBase } from "../../management/shared/index-store.ts";
+import type { AccountRow, AccountStorage } from "../../accounts/store.ts";
+import { keyRowOf, type FlowKeyStorage, type KeySettings } from "../../flow-control/key-store.ts";
+import type { FlowStorage } from "../../flow-control/store.ts";
+import type { SearchIndexRow } from "../../management/search/store.ts";
+import type { IndexRowBase, IndexStorage } from "../../management/shared/index-store.ts";
+import type { UsageFixtureLedgerStorage, VectorIndexRow } from "../../management/vector/store.ts";
+import type { FlowControl } from "../../model/message.ts";
 import type { QueueRow, QueueStorage } from "../../queues/store.ts";
-import type { EndpointRow, UrlGroupRow } from "../../url-groups/store.ts";
+import type { EndpointRow, UrlGroupRow, UrlGroupStorage } from "../../url-groups/store.ts";
 import { dueAgainStateSql } from "../../model/message.ts";
 import { CachedTable } from "./cached-table.ts";
 import type { PgMessageStore } from "./messages.ts";
@@ -23,7 +27,7 @@ function numbers<R>(columns: readonly string[]) {
 
 // --- accounts ---
 
-export class PgAccountStore {
+export class PgAccountStore implements AccountStorage {
   constructor(readonly table: CachedTable<AccountRow & Raw>) {}
   all(): AccountRow[] {
     return this.table.all();
@@ -45,7 +49,7 @@ let endpointCounter = 0;
 /** Endpoint order across nodes without a round trip: milliseconds, then a counter. */
 const nextEndpointSeq = () => Date.now() * 1024 + (endpointCounter++ % 1024);
 
-export class PgUrlGroupStore {
+export class PgUrlGroupStore implements UrlGroupStorage {
   constructor(
     readonly groups: CachedTable<UrlGroupRow & Raw>,
     readonly endpointsTable: CachedTable<EndpointFull & Raw>,
@@ -267,7 +271,7 @@ export class PgFlowReleases implements TickPart {
   }
 }
 
-export class PgFlowStore {
+export class PgFlowStore implements FlowStorage {
   constructor(
     private readonly sql: SQL,
     private readonly messages: PgMessageStore,
@@ -295,9 +299,9 @@ export class PgFlowStore {
     const rows = await this.sql`SELECT DISTINCT flow_key AS key FROM messages WHERE account_id = ${accountId} AND flow_key IS NOT NULL ORDER BY flow_key`;
     return rows.map((r: Raw) => r.key as string);
   }
-  async latestLimits(accountId: string, key: string) {
+  async latestLimits(accountId: string, key: string): Promise<FlowControl | undefined> {
     const [row] = await this.sql`SELECT extra FROM messages WHERE account_id = ${accountId} AND flow_key = ${key} ORDER BY seq DESC LIMIT 1`;
-    return row ? (JSON.parse(row.extra as string) as { flow?: import("../../model/message.ts").FlowControl }).flow : undefined;
+    return row ? (JSON.parse(row.extra as string) as { flow?: FlowControl }).flow : undefined;
   }
 }
 
@@ -322,7 +326,7 @@ interface RateStartRow extends Raw {
 let startCounter = 0;
 
 /** Flow-control keys' settings and rate windows, kept in memory on every node. */
-export class PgFlowKeyStore {
+export class PgFlowKeyStore implements FlowKeyStorage {
   constructor(
     readonly keysTable: CachedTable<FlowKeyRow>,
     readonly startsTable: CachedTable<RateStartRow>,
@@ -368,7 +372,7 @@ export class PgFlowKeyStore {
 
 // --- management indexes ---
 
-export class PgIndexStore<Row extends IndexRowBase> {
+export class PgIndexStore<Row extends IndexRowBase> implements IndexStorage<Row> {
   constructor(readonly table: CachedTable<Row & Raw>) {}
   list(accountId: string): Row[] {
     return this.table.where((r) => r.account_id === accountId).sort((a, b) => a.creation_time - b.creation_time);
@@ -401,7 +405,7 @@ export class PgIndexStore<Row extends IndexRowBase> {
   }
 }
 
-export class PgUsageLedger {
+export class PgUsageLedger implements UsageFixtureLedgerStorage {
   constructor(readonly table: CachedTable<{ key: string; applied_at: number }>) {}
   seen(key: string): boolean {
     return this.table.get(key) !== undefined;
@@ -426,17 +430,17 @@ export function cachedTables(sql: SQL) {
       numbers(["paused", "pinned_parallelism", "pinned_rate", "pinned_period_ms", "window_start"]),
     ),
     rateStarts: new CachedTable<RateStartRow>(sql, "flow_rate_starts", ["id"], numbers(["started_at", "counts_until"])),
-    search: new CachedTable<IndexRowBase & Raw>(sql, "search_indexes", ["id"], (r) => decodeIndex(r)),
-    vector: new CachedTable<IndexRowBase & Raw>(sql, "vector_indexes", ["id"], (r) => decodeIndex(r)),
+    search: new CachedTable<SearchIndexRow & Raw>(sql, "search_indexes", ["id"], (r) => decodeIndex(r)),
+    vector: new CachedTable<VectorIndexRow & Raw>(sql, "vector_indexes", ["id"], (r) => decodeIndex(r)),
     ledger: new CachedTable<{ key: string; applied_at: number }>(sql, "vector_usage_fixtures", ["key"], numbers(["applied_at"])),
   };
 }
 
 /** Index rows: every column but the text ones is a number. */
-function decodeIndex(raw: Raw): IndexRowBase & Raw {
+function decodeIndex<R extends IndexRowBase>(raw: Raw): R & Raw {
   const row: Raw = {};
   for (const [k, v] of Object.entries(raw)) row[k] = typeof v === "string" && /^-?\d+$/.test(v) && !["id", "account_id", "name", "token", "read_only_token", "endpoint", "type", "region", "partner_email", "similarity_function"].includes(k) ? num(v) : v;
-  return row as IndexRowBase & Raw;
+  return row as R & Raw;
 }
 
 export { bytes };

@@ -6,18 +6,23 @@ import { applyFilter } from "../../filters/sql.ts";
 import type { Read } from "../../store/group-commit.ts";
 import { Where } from "../../store/where.ts";
 import type { TickPart, Tx } from "./tick.ts";
-import { bytes, bytesOrNull, num, numOrNull, runShared } from "./values.ts";
+import { bytes, bytesOrNull, num, numOrNull, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
-function dlqRowOfPg(r: Record<string, unknown>): DlqRow {
-  return {
-    ...(r as unknown as DlqRow),
-    seq: num(r.seq),
-    failed_at: num(r.failed_at),
-    body: bytes(r.body),
-    response_status: numOrNull(r.response_status),
-    response_body: bytesOrNull(r.response_body),
-  };
-}
+const DLQ_COLUMNS: RowCodec<DlqRow> = {
+  seq: num,
+  dlq_id: str,
+  failed_at: num,
+  message: str,
+  body: bytes,
+  response_status: numOrNull,
+  response_headers: strOrNull,
+  response_body: bytesOrNull,
+  error: strOrNull,
+  workflow_created_at: numOrNull,
+  failure_function_state: strOrNull,
+};
+
+const dlqRowOfPg = (r: Record<string, unknown>): DlqRow => rowOf(r, DLQ_COLUMNS);
 
 type Change =
   | { insert: ReturnType<typeof dlqRowOf> }

@@ -17,7 +17,7 @@ import { migratePostgres } from "./migrate.ts";
 import { CONFIG, DUE, Notifications } from "./notifications.ts";
 import { PgRollupStore } from "./rollups.ts";
 import { POSTGRES_MIGRATIONS } from "./schema.ts";
-import { PgScheduleStore } from "./schedules.ts";
+import { PgScheduleStore, scheduleRowOfPg } from "./schedules.ts";
 import { PostgresTicks } from "./tick.ts";
 import { num } from "./values.ts";
 import { PgWorkflowStore } from "./workflows.ts";
@@ -54,7 +54,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   }
   const nodeId = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
   const tables = cachedTables(sql);
-  const scheduleTable = new CachedTable<Record<string, unknown> & never>(sql, "schedules", ["account_id", "id"], (r) => r as never);
+  const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg);
   const ticks = new PostgresTicks(sql);
 
   let cluster!: Cluster;
@@ -65,31 +65,31 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   const rollups = new PgRollupStore(sql);
   const promotions = new PgQueuePromotions(messages);
   const releases = new PgFlowReleases(messages);
-  const schedules = new PgScheduleStore(sql, scheduleTable as never);
+  const schedules = new PgScheduleStore(sql, scheduleTable);
   const workflows = new PgWorkflowStore(sql, messages);
   const dueListeners: Array<(atMs?: number) => void> = [];
   const wake = (atMs?: number) => dueListeners.forEach((fn) => fn(atMs));
   promotions.onPromoted = wake;
   releases.onReleased = wake;
 
-  const stores: Stores = {
+  const stores = {
     accounts: new PgAccountStore(tables.accounts),
     messages,
     events,
     dlq,
     queues: new PgQueueStore(sql, tables.queues, promotions),
     schedules,
-    flow: new PgFlowStore(sql, messages, releases) as unknown as Stores["flow"],
-    flowKeys: new PgFlowKeyStore(tables.flowKeys, tables.rateStarts) as unknown as Stores["flowKeys"],
+    flow: new PgFlowStore(sql, messages, releases),
+    flowKeys: new PgFlowKeyStore(tables.flowKeys, tables.rateStarts),
     groups: new PgUrlGroupStore(tables.groups, tables.endpoints),
     dedup,
     rollups,
     runs: workflows.runStore,
     waits: workflows.waitStore,
-    search: new PgIndexStore(tables.search) as unknown as Stores["search"],
-    vector: new PgIndexStore(tables.vector) as unknown as Stores["vector"],
+    search: new PgIndexStore(tables.search),
+    vector: new PgIndexStore(tables.vector),
     usageLedger: new PgUsageLedger(tables.ledger),
-  };
+  } satisfies Stores;
   // The order changes are written in: small tables first (a queue before its messages), the
   // messages, what rides on them, then the set-based follow-ups that read what was just written.
   // Workflow runs load after the messages (a message's run is read with it) and before the DLQ
@@ -127,7 +127,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     sql,
     nodeId,
     log: o.log,
-    tables: [...cached, scheduleTable] as never,
+    tables: [...cached, scheduleTable],
     uncached: ["workflow_waiters"],
     onDue: (atMs) => {
       messages.noteDue(atMs ?? o.now());

@@ -5,19 +5,29 @@ import type { EventRecord } from "../../logs/model.ts";
 import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/store.ts";
 import { Where } from "../../store/where.ts";
 import type { TickPart, Tx } from "./tick.ts";
-import { bytesOrNull, num, runShared } from "./values.ts";
+import { bytesOrNull, num, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 type Entry = ReturnType<typeof eventRowOf>;
 
-export function eventRowOfPg(r: Record<string, unknown>): EventRow {
-  return {
-    ...(r as unknown as EventRow),
-    seq: num(r.seq),
-    time: num(r.time),
-    body: bytesOrNull(r.body),
-    response_body: bytesOrNull(r.response_body),
-  };
-}
+const EVENT_COLUMNS: RowCodec<EventRow> = {
+  seq: num,
+  account_id: str,
+  time: num,
+  message_id: str,
+  state: str,
+  url: str,
+  topic_name: strOrNull,
+  queue_name: strOrNull,
+  schedule_id: strOrNull,
+  label: strOrNull,
+  flow_key: strOrNull,
+  caller_ip: strOrNull,
+  data: str,
+  body: bytesOrNull,
+  response_body: bytesOrNull,
+};
+
+export const eventRowOfPg = (r: Record<string, unknown>): EventRow => rowOf(r, EVENT_COLUMNS);
 
 /** The event log on PostgreSQL: a tick's entries go in as one multi-row INSERT. */
 export class PgEventStore implements EventStorage, TickPart {

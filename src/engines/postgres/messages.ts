@@ -371,13 +371,13 @@ export class PgMessageStore implements MessageStorage, TickPart {
     this.changes = [];
     const { inserts, patches, deletes, accounts } = collapse(this.taken);
     if (inserts.length > 0) {
-      const rows = inserts.map(({ m, claimed }) => {
-        const row = toRow(m) as unknown as Record<string, unknown>;
-        row.part = m.flow ? partitionOf(m.accountId, m.flow.key, PARTITIONS) : null;
-        row.claimed_by = claimed ? this.node : null;
-        row.attempt = claimed ? 1 : 0;
-        return row;
-      });
+      // The engine's own columns after the shared row's: the flow key's partition and the claim.
+      const rows = inserts.map(({ m, claimed }) => ({
+        ...toRow(m),
+        part: m.flow ? partitionOf(m.accountId, m.flow.key, PARTITIONS) : null,
+        claimed_by: claimed ? this.node : null,
+        attempt: claimed ? 1 : 0,
+      }));
       await tx`INSERT INTO messages ${tx(rows)}`;
       for (const { m } of inserts) this.noteTickDue(m.dispatchAt);
     }

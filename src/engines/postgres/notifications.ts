@@ -13,7 +13,8 @@ const PING = "svcd_ping";
 /** How soon a reload that failed (PostgreSQL unreachable meanwhile) is tried again. */
 const RETRY_MS = 1000;
 
-type AnyTable = CachedTable<Record<string, unknown>>;
+/** What notifications need of a table kept in memory, whatever its rows. */
+type AnyTable = Pick<CachedTable<Record<string, unknown>>, "table" | "reload">;
 
 interface Options {
   sql: SQL;

@@ -3,21 +3,31 @@ import { SCHEDULE_READS, type ScheduleMessageState, type ScheduleRow, type Sched
 import type { Read } from "../../store/group-commit.ts";
 import { CachedTable } from "./cached-table.ts";
 import type { TickPart, Tx } from "./tick.ts";
-import { bytes, num, numOrNull } from "./values.ts";
+import { bytes, num, numOrNull, rowOf, type RowCodec, str, strOrNull } from "./values.ts";
 
 type Raw = Record<string, unknown>;
 
-function decode(r: Raw): ScheduleRow & Raw {
-  return {
-    ...(r as unknown as ScheduleRow),
-    revision: num(r.revision),
-    created_at: num(r.created_at),
-    body: bytes(r.body),
-    paused: num(r.paused),
-    last_schedule_time: numOrNull(r.last_schedule_time),
-    next_schedule_time: numOrNull(r.next_schedule_time),
-  };
-}
+const SCHEDULE_COLUMNS: RowCodec<ScheduleRow> = {
+  account_id: str,
+  id: str,
+  revision: num,
+  created_at: num,
+  cron: str,
+  destination_kind: (v) => (v === "group" ? "group" : "url"),
+  destination: str,
+  headers: str,
+  query: str,
+  body: bytes,
+  caller_ip: strOrNull,
+  settings: str,
+  paused: num,
+  last_schedule_time: numOrNull,
+  next_schedule_time: numOrNull,
+  last_states: str,
+};
+
+/** A schedule as PostgreSQL returns it, as the store hands it out (the cached table reads rows through it too). */
+export const scheduleRowOfPg = (r: Raw): ScheduleRow & Raw => rowOf(r, SCHEDULE_COLUMNS);
 
 type Op =
   | { op: "upsert"; row: ScheduleRow }
@@ -65,11 +75,11 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
 
   async readList(accountId: string): Promise<ScheduleRow[]> {
     const rows = await this.sql`SELECT * FROM schedules WHERE account_id = ${accountId} ORDER BY created_at, id`;
-    return rows.map(decode);
+    return rows.map(scheduleRowOfPg);
   }
   async read(accountId: string, id: string): Promise<ScheduleRow | undefined> {
     const [row] = await this.sql`SELECT * FROM schedules WHERE account_id = ${accountId} AND id = ${id}`;
-    return row ? decode(row) : undefined;
+    return row ? scheduleRowOfPg(row) : undefined;
   }
 
   upsert(row: ScheduleRow): void {
@@ -139,10 +149,10 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     this.taken = this.ops;
     this.ops = [];
     // The in-memory copy's own changes are kept by finish; PostgreSQL gets targeted statements.
-    await this.table.apply(noop);
+    this.table.takeChanges();
     for (const o of this.taken) {
       if (o.op === "upsert") {
-        const row = o.row as unknown as Raw;
+        const row: Raw = o.row;
         const columns = Object.keys(row);
         await tx.unsafe(
           `INSERT INTO schedules (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})
@@ -179,7 +189,5 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
   }
 }
 
-/** CachedTable.apply writes nothing through this: schedules are written by targeted statements above. */
-const noop = { unsafe: async () => [] } as unknown as Tx;
 
 const byCreation = (a: ScheduleRow, b: ScheduleRow) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

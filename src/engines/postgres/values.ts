@@ -7,6 +7,24 @@ export const numOrNull = (v: unknown): number | null => (v === null || v === und
 /** Bytes as Bun's driver hands back BYTEA (a Buffer), as the stores' callers expect them. */
 export const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(0));
 export const bytesOrNull = (v: unknown): Uint8Array | null => (v === null || v === undefined ? null : bytes(v));
+export const str = (v: unknown): string => (typeof v === "string" ? v : String(v));
+export const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
+
+/** How each column of a store's row is read from what the driver hands back (BIGINT as text, BYTEA as a Buffer). */
+export type RowCodec<R> = { [K in keyof R]: (v: unknown) => R[K] };
+
+/**
+ * A row read from PostgreSQL as the store's row type: every column the codec names goes through
+ * its reader (the codec's type makes it name every column of R); columns R does not name (the
+ * engine's own, such as a message's partition) are kept as they came.
+ */
+export function rowOf<R extends object>(raw: Record<string, unknown>, codec: RowCodec<R>): R & Record<string, unknown> {
+  const row: Record<string, unknown> = { ...raw };
+  for (const [column, read] of Object.entries(codec) as Array<[string, (v: unknown) => unknown]>) {
+    if (column in raw) row[column] = read(raw[column]);
+  }
+  return row as R & Record<string, unknown>;
+}
 
 /**
  * Runs SQL built by the shared query builder (`store/where.ts`, filters), written for SQLite:

@@ -19,32 +19,61 @@ import {
 import { RUN_READS, type RunFilter, type RunReadOptions, type RunStorage } from "../../workflows/store.ts";
 import { WAIT_READS, type WaitStorage } from "../../workflows/wait-store.ts";
 import type { TickPart, Tx } from "./tick.ts";
-import { bytes, num, numOrNull, runShared } from "./values.ts";
+import { bytes, num, numOrNull, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 type Raw = Record<string, unknown>;
 type RunRef = { accountId: string; runId: string };
 
 const keyOf = (accountId: string, runId: string) => `${accountId}\u0000${runId}`;
 
-const runRowOfPg = (r: Raw): RunRow => ({
-  ...(r as unknown as RunRow),
-  seq: num(r.seq),
-  created_at: num(r.created_at),
-  completed_at: numOrNull(r.completed_at),
-  unsettled: num(r.unsettled),
-});
-const stepOfPg = (r: Raw): StepEntry =>
-  toStep({
-    ...(r as unknown as StepRow),
-    position: num(r.position),
-    body: bytes(r.body),
-    created_at: num(r.created_at),
-    retries: num(r.retries),
-    next_delivery_at: numOrNull(r.next_delivery_at),
-  });
-const waiterOfPg = (r: Raw): StoredWaiter =>
-  toWaiter({ ...(r as unknown as WaiterRow), id: num(r.id), created_at: num(r.created_at), deadline: num(r.deadline) });
-const errorRowOfPg = (r: Raw): ErrorRow => ({ ...(r as unknown as ErrorRow), time: num(r.time), status: num(r.status) });
+const RUN_COLUMNS: RowCodec<RunRow> = {
+  seq: num,
+  account_id: str,
+  run_id: str,
+  url: str,
+  created_at: num,
+  state: str,
+  completed_at: numOrNull,
+  label: strOrNull,
+  caller_ip: strOrNull,
+  flow_key: strOrNull,
+  dlq_id: strOrNull,
+  result: strOrNull,
+  data: str,
+  unsettled: num,
+};
+const STEP_COLUMNS: RowCodec<StepRow> = {
+  account_id: str,
+  run_id: str,
+  position: num,
+  message_id: str,
+  call_type: str,
+  url: str,
+  method: str,
+  body: bytes,
+  created_at: num,
+  headers: str,
+  retries: num,
+  retry_delay: strOrNull,
+  state: str,
+  next_delivery_at: numOrNull,
+  details: strOrNull,
+};
+const WAITER_COLUMNS: RowCodec<WaiterRow> = {
+  id: num,
+  account_id: str,
+  run_id: str,
+  event_id: str,
+  created_at: num,
+  deadline: num,
+  data: str,
+};
+const ERROR_COLUMNS: RowCodec<ErrorRow> = { message_id: str, time: num, status: num, error: str, body: str, headers: str };
+
+const runRowOfPg = (r: Raw): RunRow => rowOf(r, RUN_COLUMNS);
+const stepOfPg = (r: Raw): StepEntry => toStep(rowOf(r, STEP_COLUMNS));
+const waiterOfPg = (r: Raw): StoredWaiter => toWaiter(rowOf(r, WAITER_COLUMNS));
+const errorRowOfPg = (r: Raw): ErrorRow => rowOf(r, ERROR_COLUMNS);
 
 /** A run as the tick loaded it: the row (null: looked for, absent), where its list goes on, its first entry, its whole list when asked for. */
 interface LoadedRun {
