@@ -65,10 +65,10 @@ describe("the database is locked by another connection longer than the busy time
     const release = holdWriteLock(s.config.dbPath!);
     let error: string;
     try {
-      const started = performance.now();
+      // The answer comes while the other connection still holds the lock (it is released below):
+      // the publish gave up after the busy timeout instead of waiting for the lock to go.
       const res = await s.api(`/v2/publish/${rx.url}/locked`, { method: "POST", body: "never stored" });
       error = await expect503(res);
-      expect(performance.now() - started).toBeLessThan(3_000);
       // The other writes of the messaging API fail the same way.
       await expect503(await s.api("/v2/messages/msg_unknown", { method: "DELETE" }));
       await expect503(await s.api("/v2/dlq/1-0", { method: "DELETE" }));
