@@ -9,7 +9,8 @@ import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { canMountTmpfs, withTmpfs } from "../helpers/tmpfs.ts";
+import { tmpfsMissing, withTmpfs } from "../helpers/tmpfs.ts";
+import { testUnless } from "../helpers/skip.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**
@@ -175,7 +176,7 @@ describe("the disk is full", () => {
   });
 
   // A real full file system needs a tmpfs mount (root); elsewhere the page-limit test above stands in.
-  test.skipIf(!canMountTmpfs())("a 2 MB file system fills up: every 200 was stored, the rest got 503, kill -9 and restart lose nothing", async () => {
+  testUnless(tmpfsMissing())("a 2 MB file system fills up: every 200 was stored, the rest got 503, kill -9 and restart lose nothing", async () => {
     await withTmpfs({ size: "2m" }, async (dir) => {
       const db = join(dir, "svcd.sqlite");
       const start = () =>
