@@ -62,7 +62,7 @@ describe("three nodes, one service", () => {
     const res = await waitUntil(async () => {
       const r = await api(0, "/__svc/flush", { method: "POST" });
       return r.status === 409 ? r : null;
-    }, { timeoutMs: 5_000, what: "the first node to count three" });
+    }, { timeoutMs: 20_000, what: "the first node to count three" });
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: string }).error).toContain("one node");
   });
