@@ -232,7 +232,7 @@ describe("three nodes, one service", () => {
     const all = await slots();
     const first = Math.min(...all);
     expect(all.filter((slot) => slot === first)).toHaveLength(1);
-    // The second slot's triggers: one so far (a second one would come within moments, not minutes).
+    // And the next slot's, once so far.
     expect(all.filter((slot) => slot === first + 1)).toHaveLength(1);
   }, 150_000);
 });
