@@ -125,7 +125,7 @@ describe("publish and deliver", () => {
     expect((await s.api(`/v2/messages/${body.messageId}`, { method: "DELETE" })).status).toBe(404);
     // A later message to the same receiver arrives; the cancelled one never does.
     const { body: after } = await publish(`${rx.url}/cancelled`, { body: "after", headers: { "Svc-Delay": "1s" } });
-    await rx.waitFor(1, { match: (r) => r.headers.get("svc-message-id") === after.messageId, timeoutMs: 5000 });
+    await rx.waitFor(1, { match: (r) => r.headers.get("svc-message-id") === after.messageId });
     expect(rx.received.some((r) => r.headers.get("svc-message-id") === body.messageId)).toBe(false);
     const logs = (await (await s.api(`/v2/logs?messageId=${body.messageId}`)).json()) as { logs: Array<{ state: string }> };
     expect(logs.logs.map((l) => l.state).reverse()).toEqual(["CREATED", "CANCEL_REQUESTED", "CANCELED"]);
