@@ -31,8 +31,10 @@ beforeAll(async () => {
 /** Requests sent and not answered yet: a hang shows as the test's timeout, and this names them. */
 const unanswered = new Set<FuzzRequest>();
 afterAll(async () => {
-  if (unanswered.size > 0)
-    console.error(`fuzz: ${unanswered.size} request(s) never answered:`, [...unanswered].slice(0, 10).map((r) => `${r.method} ${r.path.slice(0, 120)}`));
+  if (unanswered.size > 0) {
+    const first = [...unanswered].slice(0, 10).map((r) => `${r.method} ${r.path.slice(0, 120)}`);
+    console.error(`fuzz: ${unanswered.size} request(s) never answered:`, first);
+  }
   rx.stop();
   await s.stop();
 });

@@ -230,7 +230,8 @@ describe("three nodes, one service", () => {
     const slots = async () => {
       for (const id of new Set(delivered("cron").map(messageIdOf))) {
         if (slotOf.has(id)) continue;
-        const logs = ((await (await api(0, `/v2/logs?messageId=${id}`)).json()) as { logs: Array<{ state: string; time: number }> }).logs;
+        const res = await api(0, `/v2/logs?messageId=${id}`);
+        const { logs } = (await res.json()) as { logs: Array<{ state: string; time: number }> };
         const created = logs.find((l) => l.state === "CREATED");
         if (created) slotOf.set(id, Math.floor(created.time / 60_000));
       }
@@ -238,7 +239,11 @@ describe("three nodes, one service", () => {
     };
     // Instead of waiting a while for a second delivery of the first slot, wait for the next slot:
     // every node's timer for the first one fired (or was moved past it) a minute before.
-    await waitUntil(async () => new Set(await slots()).size >= 2, { timeoutMs: 140_000, intervalMs: 500, what: "triggers of two slots" });
+    await waitUntil(async () => new Set(await slots()).size >= 2, {
+      timeoutMs: 140_000,
+      intervalMs: 500,
+      what: "triggers of two slots",
+    });
     const all = await slots();
     const first = Math.min(...all);
     expect(all.filter((slot) => slot === first)).toHaveLength(1);
