@@ -38,7 +38,7 @@ async function runApp(mode: "full" | "probe", port: string) {
   return { exit, stdout, output: plain, attempted: readFileSync(log, "utf8").split("\n").filter(Boolean) };
 }
 
-describe.skipIf(!NODE)("the official SDKs' dev mode against svcd dev (node on PATH)", () => {
+describe.skipIf(!NODE)(`the official SDKs' dev mode against svcd dev${NODE ? "" : " (skipped: no node on PATH)"}`, () => {
   test("svcd dev prints that QSTASH_DEV=true finds it, runs in memory, and answers /v2/keys with the dev keys", async () => {
     const port = new URL(dev.url).port;
     expect(dev.output()).toContain("database: in memory  dialect: upstash");

@@ -8,6 +8,7 @@ import { Client, QstashDailyRatelimitError, QstashError, QstashRatelimitError, R
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { startReceiver, type Receiver as TestReceiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { testUnless } from "../helpers/skip.ts";
 
 let s: TestServer;
 let rx: TestReceiver;
@@ -86,7 +87,7 @@ describe("@upstash/qstash against injected API faults", () => {
 const python = Bun.spawnSync(["python3", "-c", "import qstash"], { stdout: "ignore", stderr: "ignore" });
 describe("the Python client", () => {
   // PyPI is unreachable where this suite was written; the test runs wherever `pip install qstash` worked.
-  test.skipIf(python.exitCode !== 0)("raises DailyRateLimitExceededError on the injected daily 429 (needs python3 with `qstash`)", async () => {
+  testUnless(python.exitCode !== 0 ? "no python3 with the qstash package" : null)("raises DailyRateLimitExceededError on the injected daily 429", async () => {
     await addRule({ kind: "rate-limit", scope: "daily", limit: 500, times: 1, match: { route: "/v2/publish" } });
     const script = `
 import sys

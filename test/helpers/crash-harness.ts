@@ -205,7 +205,8 @@ export async function runCrashScenario(opts: CrashOptions): Promise<CrashReport>
       cursor = page.cursor;
     } while (cursor);
   };
-  const deadline = Date.now() + 45_000;
+  // For a message that never comes; a loaded machine took over 45 s to deliver what was left.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     const pending = acked.flatMap((a) => a.ids.filter((id) => (a.category === "dead" ? !dlqIds.has(id) : !delivered(id))));
     if (pending.length === 0) break;

@@ -26,7 +26,8 @@ export async function spawnServer(cmd: string[], opts: { cwd?: string; env?: Rec
   };
   void collect(proc.stdout);
   void collect(proc.stderr);
-  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+  // A deadline for a hang, not a speed: a loaded 2-core machine took over 15 s to start one.
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let url: string | undefined;
   while (!url) {
     url = /listening on (http:\/\/[^\s]+)/.exec(text)?.[1];

@@ -4,24 +4,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitUntil } from "./wait.ts";
 
-let mountable: boolean | undefined;
+let missing: string | null | undefined;
 
-/** A real small or read-only file system needs a tmpfs mount: root on Linux, where mounting is allowed. */
-export function canMountTmpfs(): boolean {
-  if (mountable !== undefined) return mountable;
-  mountable = false;
-  if (process.platform !== "linux" || process.getuid?.() !== 0) return mountable;
+/**
+ * A real small or read-only file system needs a tmpfs mount: root on Linux, where mounting is
+ * allowed. Null when it can be had, else what is missing (the callers skip and say so).
+ */
+export function tmpfsMissing(): string | null {
+  if (missing !== undefined) return missing;
+  if (process.platform !== "linux") return (missing = "needs Linux to mount a tmpfs");
+  if (process.getuid?.() !== 0) return (missing = "needs root to mount a tmpfs");
   const probe = mkdtempSync(join(tmpdir(), "svcd-mount-probe-"));
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], { stdio: "ignore" });
     execFileSync("umount", [probe], { stdio: "ignore" });
-    mountable = true;
+    missing = null;
   } catch {
-    // not allowed here (a container without the capability): the callers skip
+    missing = "mounting a tmpfs is not allowed here, even as root (a container without CAP_SYS_ADMIN)";
   } finally {
     rmSync(probe, { recursive: true, force: true });
   }
-  return mountable;
+  return missing;
 }
 
 /** Mounts a tmpfs of `size` (e.g. "2m") on a fresh folder for the duration of `use`. */

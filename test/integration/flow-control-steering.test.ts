@@ -88,7 +88,7 @@ describe("pause and resume", () => {
       return v.parallelismCount === 0 && v.waitListSize === 99;
     }, { what: "the running delivery to end and the rest to wait" });
     // Some wait in the key's worker, the rest in the database: a flush waits for neither.
-    await flush(s.api, { timeoutMs: 3000 });
+    await flush(s.api);
     expect(at("/held/busy")).toHaveLength(1);
     expect((await post("/v2/flowControl/busy/resume")).status).toBe(200);
     const got = await rx.waitFor(100, { match: (r) => r.path === "/held/busy" });

@@ -89,12 +89,15 @@ describe("retries", () => {
   });
 
   test("a timeout counts as a failure", async () => {
+    // The receiver answers only once the attempt is in the DLQ: the timeout came first, whatever the load.
+    let answer!: () => void;
+    const dlqReached = new Promise<void>((resolve) => (answer = resolve));
     plans.set("/slow", async () => {
-      await Bun.sleep(1500);
+      await dlqReached;
       return new Response("late");
     });
     const id = await publish(fast, "/slow", { "Svc-Retries": "0", "Svc-Timeout": "1s" });
-    const entry = await dlqFor(fast, id);
+    const entry = await dlqFor(fast, id).finally(answer);
     // No HTTP answer: responseStatus is 0 (clients require the field) and the reason is in error.
     expect(entry.responseStatus).toBe(0);
     expect(entry.error).toContain("timeout");

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { BUN, spawnServer } from "../helpers/process.ts";
 import { startReceiver } from "../helpers/receiver.ts";
+import { testUnless } from "../helpers/skip.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const HOST = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
@@ -47,12 +48,12 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test.skipIf(!NPM || !NODE)("build:all wrote SHA256SUMS that sha256sum accepts", () => {
+testUnless(NPM && NODE ? null : "no npm or node on PATH")("build:all wrote SHA256SUMS that sha256sum accepts", () => {
   const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: join(dir, "dist") });
   expect(check.stdout.toString()).toBe(`svcd-${HOST}: OK\n`);
 });
 
-test.skipIf(!NPM || !NODE)("the installed packages: svcd with the shim, and only this platform's binary package", () => {
+testUnless(NPM && NODE ? null : "no npm or node on PATH")("the installed packages: svcd with the shim, and only this platform's binary package", () => {
   const main = JSON.parse(readFileSync(join(project, "node_modules/svcd/package.json"), "utf8"));
   expect(main).toMatchObject({ name: "svcd", version: pkg.version, bin: { svcd: "bin/svcd.cjs" } });
   expect(main.private).toBeUndefined();
@@ -61,14 +62,14 @@ test.skipIf(!NPM || !NODE)("the installed packages: svcd with the shim, and only
   expect(platform).toMatchObject({ name: `@svcd/${HOST}`, version: pkg.version });
 });
 
-test.skipIf(!NPM || !NODE)("npx svcd --version runs the prebuilt binary and names package.json's version", async () => {
+testUnless(NPM && NODE ? null : "no npm or node on PATH")("npx svcd --version runs the prebuilt binary and names package.json's version", async () => {
   const out = await run([NPM!, "exec", "--offline", "--", "svcd", "--version"], project);
   expect(out).toStartWith(`svcd ${pkg.version} (commit `);
   expect(out).toContain(`built `);
   expect(out.trim()).toEndWith(`${HOST})`);
 }, 60_000);
 
-test.skipIf(!NPM || !NODE)("a publish through the installed svcd reaches a receiver; SIGTERM to the shim stops svcd cleanly", async () => {
+testUnless(NPM && NODE ? null : "no npm or node on PATH")("a publish through the installed svcd reaches a receiver; SIGTERM to the shim stops svcd cleanly", async () => {
   const rx = await startReceiver();
   const server = await spawnServer([join(project, "node_modules/.bin/svcd"), "--port", "0", "--memory"], { cwd: project, env: { SVC_TOKEN: "npm-token" } });
   try {
@@ -83,7 +84,7 @@ test.skipIf(!NPM || !NODE)("a publish through the installed svcd reaches a recei
   }
 }, 60_000);
 
-test.skipIf(!NPM || !NODE)("svcd/testing from the installed package starts the platform package's binary", async () => {
+testUnless(NPM && NODE ? null : "no npm or node on PATH")("svcd/testing from the installed package starts the platform package's binary", async () => {
   writeFileSync(
     join(project, "kit.mjs"),
     `import { startSvcd, findSvcd } from "svcd/testing";

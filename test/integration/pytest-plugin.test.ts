@@ -5,13 +5,14 @@
  * publishes and verifies through it (skipped, with its reason, where PyPI was out of reach).
  */
 import { expect, test } from "bun:test";
+import { testUnless } from "../helpers/skip.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const python = Bun.which("python3");
 const pytest = python && Bun.spawnSync([python, "-c", "import pytest"]).exitCode === 0;
 const hasQstash = python && Bun.spawnSync([python, "-c", "import qstash"]).exitCode === 0;
 
-test.skipIf(!pytest)("the svcd fixture serves a pytest suite (needs python3 with pytest)", async () => {
+testUnless(pytest ? null : "no python3 with pytest")("the svcd fixture serves a pytest suite (needs python3 with pytest)", async () => {
   const proc = Bun.spawn(
     [python!, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "svcd_pytest", "--svcd-clock", "manual", "test/testing-kit/test_pytest_plugin.py"],
     { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { ...process.env, PYTHONPATH: `${ROOT}src/testing`, PYTHONDONTWRITEBYTECODE: "1" } },

@@ -4,7 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "../helpers/process.ts";
-import { canMountTmpfs, fillUp, withTmpfs } from "../helpers/tmpfs.ts";
+import { tmpfsMissing, fillUp, withTmpfs } from "../helpers/tmpfs.ts";
+import { testUnless } from "../helpers/skip.ts";
 
 /**
  * Every failure to start is one line on stderr naming the value at fault and what to do, exit
@@ -110,7 +111,7 @@ describe("the database path", () => {
     expectOneLineExit2(await runSvcd(["--port", "0", "--db", file]), file, "not an SQLite database");
   });
 
-  test.skipIf(!canMountTmpfs())("a read-only file system", async () => {
+  testUnless(tmpfsMissing())("a read-only file system", async () => {
     await withTmpfs({ size: "1m", readOnly: true }, async (mount) => {
       const db = join(mount, "svcd.sqlite");
       expectOneLineExit2(await runSvcd(["--port", "0", "--db", db]), db, "read-only file system");
@@ -119,9 +120,10 @@ describe("the database path", () => {
 
   // Root ignores file permissions: those cases run svcd as an unprivileged user when the tests run as root.
   const asUser = process.getuid?.() === 0 ? 65534 : undefined;
-  const canRunAsUser = asUser === undefined || runsAsUser(asUser);
+  const asUserMissing =
+    asUser === undefined || runsAsUser(asUser) ? null : `needs user ${asUser} (nobody) able to run bun and read ${MAIN}`;
 
-  test.skipIf(!canRunAsUser)("a folder this user cannot write", async () => {
+  testUnless(asUserMissing)("a folder this user cannot write", async () => {
     const locked = join(dir, "locked");
     mkdirSync(locked);
     chmodSync(locked, 0o555);
@@ -131,7 +133,7 @@ describe("the database path", () => {
     expectOneLineExit2(await runSvcd(["--port", "0", "--db", direct], { uid: asUser }), direct, `the folder ${locked} is not writable`);
   });
 
-  test.skipIf(!canRunAsUser)("a database file this user cannot write", async () => {
+  testUnless(asUserMissing)("a database file this user cannot write", async () => {
     const folder = join(dir, "readonly-file");
     mkdirSync(folder);
     chmodSync(folder, 0o777);
@@ -167,7 +169,7 @@ function runsAsUser(uid: number): boolean {
   return probe.status === 0;
 }
 
-test.skipIf(!canMountTmpfs())("a full disk where the database must be created", async () => {
+testUnless(tmpfsMissing())("a full disk where the database must be created", async () => {
   await withTmpfs({ size: "256k" }, async (mount) => {
     writeFileSync(join(mount, "filler"), new Uint8Array(256 * 1024 - 4096));
     const db = join(mount, "svcd.sqlite");
@@ -175,7 +177,7 @@ test.skipIf(!canMountTmpfs())("a full disk where the database must be created", 
   });
 });
 
-test.skipIf(!canMountTmpfs())("a full disk and a database whose -shm file is gone: the one start that needs new space", async () => {
+testUnless(tmpfsMissing())("a full disk and a database whose -shm file is gone: the one start that needs new space", async () => {
   await withTmpfs({ size: "1m" }, async (mount) => {
     const db = join(mount, "svcd.sqlite");
     const first = await spawnServer([BUN, MAIN, "--port", "0", "--db", db]);

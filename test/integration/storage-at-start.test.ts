@@ -8,7 +8,8 @@ import { createServer } from "../../src/server.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { canMountTmpfs, fillUp, withTmpfs } from "../helpers/tmpfs.ts";
+import { tmpfsMissing, fillUp, withTmpfs } from "../helpers/tmpfs.ts";
+import { testUnless } from "../helpers/skip.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**
@@ -87,7 +88,7 @@ test("the database is locked at start: svcd answers, 503 on writes, not ready; r
   }
 }, 30_000);
 
-test.skipIf(!canMountTmpfs())("kill -9 with deliveries in flight, restart on a full disk: it starts, answers 503, and recovers once space returns", async () => {
+testUnless(tmpfsMissing())("kill -9 with deliveries in flight, restart on a full disk: it starts, answers 503, and recovers once space returns", async () => {
   await withTmpfs({ size: "4m" }, async (mount) => {
     holding = true;
     const db = join(mount, "svcd.sqlite");
@@ -136,7 +137,7 @@ test.skipIf(!canMountTmpfs())("kill -9 with deliveries in flight, restart on a f
   });
 }, 60_000);
 
-test.skipIf(!canMountTmpfs())("a clean stop, then a start on a full disk: it starts, serves reads, answers 503 on writes, and recovers once space returns", async () => {
+testUnless(tmpfsMissing())("a clean stop, then a start on a full disk: it starts, serves reads, answers 503 on writes, and recovers once space returns", async () => {
   await withTmpfs({ size: "4m" }, async (mount) => {
     holding = false;
     const db = join(mount, "svcd.sqlite");

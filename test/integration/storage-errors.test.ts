@@ -9,7 +9,8 @@ import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { canMountTmpfs, withTmpfs } from "../helpers/tmpfs.ts";
+import { tmpfsMissing, withTmpfs } from "../helpers/tmpfs.ts";
+import { testUnless } from "../helpers/skip.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**
@@ -65,10 +66,10 @@ describe("the database is locked by another connection longer than the busy time
     const release = holdWriteLock(s.config.dbPath!);
     let error: string;
     try {
-      const started = performance.now();
+      // The answer comes while the other connection still holds the lock (it is released below):
+      // the publish gave up after the busy timeout instead of waiting for the lock to go.
       const res = await s.api(`/v2/publish/${rx.url}/locked`, { method: "POST", body: "never stored" });
       error = await expect503(res);
-      expect(performance.now() - started).toBeLessThan(3_000);
       // The other writes of the messaging API fail the same way.
       await expect503(await s.api("/v2/messages/msg_unknown", { method: "DELETE" }));
       await expect503(await s.api("/v2/dlq/1-0", { method: "DELETE" }));
@@ -175,7 +176,7 @@ describe("the disk is full", () => {
   });
 
   // A real full file system needs a tmpfs mount (root); elsewhere the page-limit test above stands in.
-  test.skipIf(!canMountTmpfs())("a 2 MB file system fills up: every 200 was stored, the rest got 503, kill -9 and restart lose nothing", async () => {
+  testUnless(tmpfsMissing())("a 2 MB file system fills up: every 200 was stored, the rest got 503, kill -9 and restart lose nothing", async () => {
     await withTmpfs({ size: "2m" }, async (dir) => {
       const db = join(dir, "svcd.sqlite");
       const start = () =>

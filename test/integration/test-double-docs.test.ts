@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { testUnless } from "../helpers/skip.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const blocks = [...readFileSync(join(ROOT, "docs/test-double.md"), "utf8").matchAll(/^```(\w+)\n([\s\S]*?)^```/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
@@ -48,14 +49,14 @@ test("each TypeScript example passes under bun test", async () => {
   }
 }, 120_000);
 
-test.skipIf(!NODE)("the node:test example passes under node --test", async () => {
+testUnless(NODE ? null : "no node on PATH")("the node:test example passes under node --test", async () => {
   writeFileSync(join(project, "example.test.mjs"), nodeTestBlocks[0]!.code);
   const result = await run([NODE!, "--test", "--test-reporter=tap", "example.test.mjs"]);
   expect({ exit: result.exit, output: result.exit === 0 ? "" : result.output }).toEqual({ exit: 0, output: "" });
   expect(result.output).toContain("# pass 1");
 }, 60_000);
 
-test.skipIf(!pytest)("the pytest example passes with the plugin and --svcd-clock manual (needs python3 with pytest)", async () => {
+testUnless(pytest ? null : "no python3 with pytest")("the pytest example passes with the plugin and --svcd-clock manual (needs python3 with pytest)", async () => {
   writeFileSync(join(project, "test_example.py"), pythonBlocks[0]!.code);
   const result = await run([python!, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "svcd_pytest", "--svcd-clock", "manual", "test_example.py"], {
     PYTHONPATH: join(ROOT, "src/testing"),

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import { Client } from "@upstash/qstash";
 import { startSvcd, toMs, type Svcd } from "svcd/testing";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { testUnless } from "../helpers/skip.ts";
 
 let svc: Svcd;
 let rx: Receiver;
@@ -80,7 +81,7 @@ test("a bad flag fails startSvcd with svcd's own line", async () => {
 });
 
 const NODE = Bun.which("node");
-test.skipIf(!NODE)("node --test: the kit under Node's own runner, and svcd is gone once that process exits without stop()", async () => {
+testUnless(NODE ? null : "no node on PATH")("node --test: the kit under Node's own runner, and svcd is gone once that process exits without stop()", async () => {
   const proc = Bun.spawn([NODE!, "--test", "--test-reporter=tap", new URL("../testing-kit/node-test.mjs", import.meta.url).pathname], { stdout: "pipe", stderr: "pipe" });
   const [exit, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   expect({ exit, err }).toEqual({ exit: 0, err: "" });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { freePort, startPostgresServer } from "../helpers/postgres-server.ts";
+import { testUnless } from "../helpers/skip.ts";
 
 /**
  * The PostgreSQL the suite and the benchmarks run (test/helpers/postgres-server.ts). As root it runs
@@ -40,7 +41,7 @@ test("runs from a folder of its own (as root: the first its user can reach), ans
 });
 
 const onlyUnreachable = "as root, with only folders the server user cannot reach: fails with one line naming them (needs root)";
-test.skipIf(!root)(onlyUnreachable, async () => {
+testUnless(root ? null : "not root")(onlyUnreachable, async () => {
   const start = startPostgresServer({ port: 1, user: "postgres", password: "pw", places: [privateDir] });
   const error = (await start.then(() => null, (e: Error) => e))!;
   expect(error).toBeInstanceOf(Error);

@@ -4,6 +4,7 @@ import type { DeliveryJob } from "../../src/delivery/worker-protocol.ts";
 import { FlowGate } from "../../src/flow-control/gate.ts";
 import { GlobalSlots, globalSlotsInUse, globalSlotsLayout } from "../../src/flow-control/global-slots.ts";
 import type { FlowControl } from "../../src/model/message.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 const KEY = "acc/k";
 const T0 = 1_800_000_000_000;
@@ -173,10 +174,4 @@ describe("global parallelism", () => {
   });
 });
 
-async function waitFor(check: () => boolean) {
-  const deadline = Date.now() + 2000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await Bun.sleep(1);
-  }
-}
+const waitFor = (check: () => boolean) => waitUntil(check, { intervalMs: 1, what: "the gate to start the job" });
