@@ -97,6 +97,12 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   const cached = [tables.accounts, tables.groups, tables.endpoints, tables.queues, tables.flowKeys, tables.rateStarts, tables.search, tables.vector, tables.ledger];
   ticks.register([...cached, schedules, messages, workflows, events, dlq, dedup, rollups, promotions, releases]);
 
+  // Claims a failed tick left behind, released by a later one: due here as on the other nodes.
+  ticks.onCommitted(() => {
+    const released = messages.takeReleased();
+    if (released !== null) wake(released);
+  });
+
   // With each tick's commit: the other nodes hear what became due and which tables changed.
   ticks.beforeCommit = async (tx) => {
     const due = messages.takeTickDue();
@@ -166,6 +172,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     nodes: () => cluster.nodes,
     async close() {
       await ticks.flush();
+      ticks.close();
       await notifications.stop();
       await sql.close();
     },

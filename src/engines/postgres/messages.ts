@@ -90,6 +90,8 @@ export class PgMessageStore implements MessageStorage, TickPart {
    * reconciles (`releaseForgotten`); "running" until that tick's commit is confirmed.
    */
   private reconcile: "none" | "needed" | "running" = "none";
+  /** When the tick being committed released forgotten claims: due then, on this node too. */
+  private releasedAt: number | null = null;
 
   constructor(
     private readonly sql: SQL,
@@ -313,6 +315,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     if (rows.length > 0) {
       this.noteDue(nowMs);
       this.noteTickDue(nowMs);
+      this.releasedAt = nowMs;
     }
   }
 
@@ -398,6 +401,17 @@ export class PgMessageStore implements MessageStorage, TickPart {
     for (const accountId of accounts) await tx`DELETE FROM messages WHERE account_id = ${accountId}`;
   }
 
+  needsFollowUp(): boolean {
+    return this.reconcile !== "none";
+  }
+
+  /** When the committed tick released forgotten claims (the other nodes hear it; this one must too). */
+  takeReleased(): number | null {
+    const at = this.releasedAt;
+    this.releasedAt = null;
+    return at;
+  }
+
   finish(committed: boolean): void {
     if (committed) {
       // Delivered, rescheduled, held, released or cancelled: those attempts are over.
@@ -413,6 +427,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
       for (const id of this.tickClaims) this.forgetAttempt(id);
       for (const c of this.taken) if (c.op === "insert" && c.claimed) this.forgetAttempt(c.m.id);
       this.reconcile = "needed";
+      this.releasedAt = null;
     }
     this.tickClaims = [];
     this.taken = [];

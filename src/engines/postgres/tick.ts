@@ -19,7 +19,12 @@ export interface TickPart {
   apply(tx: Tx): Promise<void>;
   /** After the commit (true) or the rollback (false): forget the tick, keep what was committed. */
   finish(committed: boolean): void;
+  /** True while a failed tick left something only a later committed tick can settle. */
+  needsFollowUp?(): boolean;
 }
+
+/** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
+const FOLLOW_UP_MS = 500;
 
 interface PendingWrite {
   write: () => unknown;
@@ -51,7 +56,17 @@ export class PostgresTicks implements Transactor {
   /** Runs inside the tick's transaction after its changes are written (notifications go out with the commit). */
   beforeCommit: ((tx: Tx) => Promise<void>) | null = null;
 
+  private followUpTimer: ReturnType<typeof setTimeout> | null = null;
+  private closed = false;
+
   constructor(private readonly sql: SQL) {}
+
+  /** No tick starts after this (the engine closes its connections next). */
+  close(): void {
+    this.closed = true;
+    if (this.followUpTimer) clearTimeout(this.followUpTimer);
+    this.followUpTimer = null;
+  }
 
   /** The stores taking part in every tick, in the order their changes are written. */
   register(parts: TickPart[]): void {
@@ -194,6 +209,19 @@ export class PostgresTicks implements Transactor {
     return work;
   }
 
+  /**
+   * A failed tick may have committed after all (the connection broke during COMMIT): its claims are
+   * then held by no attempt until a later tick releases them. Nothing else may write on this node
+   * for a long time (a publish that claimed at once is not retried), so an empty tick goes soon.
+   */
+  private followUpIfNeeded(): void {
+    if (this.closed || this.followUpTimer || !this.parts.some((p) => p.needsFollowUp?.())) return;
+    this.followUpTimer = setTimeout(() => {
+      this.followUpTimer = null;
+      if (!this.closed) void this.run(() => undefined).catch(() => {});
+    }, FOLLOW_UP_MS);
+  }
+
   private async commitTick(batch: PendingWrite[], carried: Array<{ item: PendingWrite; value: unknown; followUps: FollowUp[] }>): Promise<void> {
     if (batch.length === 0 && carried.length === 0) return;
     const followUps: FollowUp[] = carried.flatMap((c) => c.followUps);
@@ -223,6 +251,7 @@ export class PostgresTicks implements Transactor {
       const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
       for (const item of batch) item.reject(failure);
       for (const c of carried) c.item.reject(failure);
+      this.followUpIfNeeded();
       return;
     }
     tx.release();
