@@ -27,6 +27,6 @@ export class ResetRegistry {
     return this.commit.run(() => {
       for (const part of this.parts) part.reset(accountId);
       return this.names();
-    }, this.parts.flatMap((p) => p.reads?.(accountId) ?? []));
+    });
   }
 }

@@ -1,7 +1,5 @@
 import type { Database } from "bun:sqlite";
 
-export const DEDUP_READS = { keys: "dedup/keys" } as const;
-
 /** A key a publishing write may take: the message that takes it, and until when. */
 export interface DedupClaim {
   accountId: string;
@@ -9,9 +7,6 @@ export interface DedupClaim {
   messageId: string;
   expiresAt: number;
 }
-
-/** The write looks these keys up (`find`, `remember`). */
-export const readDedupKeys = (claims: DedupClaim[], nowMs: number) => ({ kind: DEDUP_READS.keys, claims, nowMs });
 
 /** Deduplication keys as every engine keeps them; everything runs inside a publishing write. */
 export interface DedupStorage {

@@ -5,7 +5,7 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { WakeSignal } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import { readDue, type MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/store.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { Transactor } from "../store/group-commit.ts";
 import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
@@ -219,8 +219,7 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const now = this.clock.now();
-    const room = Math.min(CLAIM_BATCH, this.maxInFlight - this.inFlight.size - this.claiming.size);
-    this.deps.commit.run(() => this.claimDue(now), room > 0 ? [readDue(now, room)] : []).then(
+    this.deps.commit.run(() => this.claimDue(now)).then(
       (claimed) => {
         this.pumpScheduled = false;
         this.passClaims = [];

@@ -5,7 +5,7 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import { readClaims, type MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/store.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
@@ -97,9 +97,8 @@ export class OutcomeRecorder implements BackgroundService {
     const effects: BatchEffects = { closed: [], finished: [] };
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
-    const attempts = batch.flatMap((o) => this.deps.inFlight.peek(o.ticket)?.message.id ?? []);
     this.recording += batch.length;
-    return this.deps.commit.run(() => this.recordBatch(batch, effects), [readClaims(attempts)]).then(
+    return this.deps.commit.run(() => this.recordBatch(batch, effects)).then(
       () => {
         this.recording -= batch.length;
         this.deps.wake();

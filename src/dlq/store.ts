@@ -88,13 +88,6 @@ export const DLQ_FILTER_COLUMNS = {
   responseStatus: "COALESCE(response_status, 0)",
 };
 
-export const DLQ_READS = { entries: "dlq/by-id", filter: "dlq/by-filter" } as const;
-/** The write reads these entries (`get`). */
-export const readDlqEntries = (accountId: string, dlqIds: string[]) => ({ kind: DLQ_READS.entries, accountId, dlqIds });
-/** The write lists the oldest entries matching a filter (`oldest`, same arguments). */
-export const readDlqFilter = (accountId: string, filter: Filter, afterSeq: number | null, limit: number) =>
-  ({ kind: DLQ_READS.filter, accountId, filter, afterSeq, limit });
-
 /** The DLQ as every engine keeps it: `get`, `oldest` and the writes inside a write; `read`, `newest`, `count` outside. */
 export interface DlqStorage {
   insert(entry: Omit<DlqEntry, "seq">): void;

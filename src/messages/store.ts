@@ -21,30 +21,9 @@ export interface MessageCensus {
   waiting: number;
 }
 
-/** Kinds of the rows a write declares it reads (Transactor.run), for engines that load them first. */
-export const MESSAGE_READS = {
-  messages: "messages/by-id",
-  filter: "messages/by-filter",
-  account: "messages/of-account",
-  due: "messages/due",
-  claims: "messages/claims",
-} as const;
-
-/** The write reads these messages by id (`get`). */
-export const readMessages = (ids: string[]) => ({ kind: MESSAGE_READS.messages, ids });
-/** The write lists messages matching a filter (`find`, same arguments). */
-export const readMessageFilter = (accountId: string, filter: Filter, afterSeq: number | null, limit: number) =>
-  ({ kind: MESSAGE_READS.filter, accountId, filter, afterSeq, limit });
-/** The write removes every message of an account (`deleteAccount`). */
-export const readAccountMessages = (accountId: string) => ({ kind: MESSAGE_READS.account, accountId });
-/** The write claims due messages (`due`, same arguments). */
-export const readDue = (nowMs: number, limit: number) => ({ kind: MESSAGE_READS.due, nowMs, limit });
-/** The write records outcomes of these messages' attempts (`stillClaimed`). */
-export const readClaims = (ids: string[]) => ({ kind: MESSAGE_READS.claims, ids });
-
 /**
  * The live messages, as every engine keeps them. Writes and `get`/`due`/`find`/`stillClaimed`
- * run inside a write (declare what they read); `read` outside one.
+ * run inside a write; `read` outside one.
  */
 export interface MessageStorage {
   insert(m: MessageRecord): void;

@@ -21,15 +21,6 @@ export type ScheduleRow = {
 
 export type ScheduleMessageState = "IN_PROGRESS" | "SUCCESS" | "FAIL";
 
-export const SCHEDULE_READS = { trigger: "schedules/trigger" } as const;
-
-/**
- * The trigger's write takes the slot `plannedAt` (`takeTrigger`): where several processes share
- * the schedules, only the one that moves the next run time from the slot to `next` fires it.
- */
-export const readTrigger = (accountId: string, id: string, revision: number, plannedAt: number, next: number | null) =>
-  ({ kind: SCHEDULE_READS.trigger, accountId, id, revision, plannedAt, next });
-
 /** Schedules as every engine keeps them: definitions are read synchronously; `read`/`readList` are the views' reads. */
 export interface ScheduleStorage {
   get(accountId: string, id: string): ScheduleRow | undefined;
@@ -45,7 +36,7 @@ export interface ScheduleStorage {
   recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void;
   setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void;
   deleteAccount(accountId: string): void;
-  /** Inside the trigger's write: this process fires the slot (declared with `readTrigger`). */
+  /** Inside the trigger's write: this process fires the slot. */
   takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean;
 }
 

@@ -2,22 +2,13 @@ import type { Database } from "bun:sqlite";
 import { unavailable } from "../core/errors.ts";
 
 /**
- * A row set a write will read, declared with the write (`Transactor.run`). The SQLite engine reads
- * inline and ignores them; an engine that cannot read synchronously (PostgreSQL) loads every
- * declared read of a tick in one statement per kind before the tick's writes run.
- */
-export interface Read {
-  readonly kind: string;
-}
-
-/**
  * How domains write: every write requested in the same tick commits in one transaction, each as
  * if in a savepoint of its own (one failing write does not undo the others); callers' promises
  * resolve only after the commit, so a 200 always follows a durable write. Writes are synchronous
  * functions: the engine runs them one after the other inside its transaction.
  */
 export interface Transactor {
-  run<T>(write: () => T, reads?: readonly Read[]): Promise<T>;
+  run<T>(write: () => T): Promise<T>;
   /** Inside a write: `fn(true)` right after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
   afterCommit(fn: (committed: boolean) => void): void;
   /** A savepoint of the write under way (a transaction of its own outside one); rolled back when `fn` throws. */
@@ -63,7 +54,7 @@ export class GroupCommit implements Transactor {
     this.innerRelease = db.prepare("RELEASE n");
   }
 
-  run<T>(write: () => T, _reads?: readonly Read[]): Promise<T> {
+  run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {

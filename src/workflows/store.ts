@@ -17,26 +17,8 @@ export interface RunFilter
   runs?: Array<{ runId: string; createdAt: number }>;
 }
 
-/** Kinds of the workflow rows a write declares it reads (Transactor.run), for engines that load them first. */
-export const RUN_READS = { runs: "workflows/runs" } as const;
-
-export interface RunReadOptions {
-  /** The whole step list too (`steps`, `stepOfMessage`). */
-  steps?: boolean;
-  /**
-   * What settling the run touches (RunSettler.settle): its whole list, the messages of its list
-   * that still wait, and the run that invoked it (its answer joins that run).
-   */
-  settle?: boolean;
-}
-
-/** The write reads these runs (`getRun`, `firstStep`, `appendStep`), and with `opts` more of them. */
-export const readRuns = (accountId: string, runIds: string[], opts: RunReadOptions = {}) => ({ kind: RUN_READS.runs, accountId, runIds, ...opts });
-
 /**
- * Runs and their step lists, as every engine keeps them. The first group runs inside a write,
- * which declares the runs it reads (`readRuns`); a write about a message reads that message's run
- * without declaring it (an engine that loads first loads the runs of the messages it loads). The
+ * Runs and their step lists, as every engine keeps them. The first group runs inside a write; the
  * second group reads outside writes and may answer later.
  */
 export interface RunStorage {

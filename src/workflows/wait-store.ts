@@ -5,19 +5,9 @@ import { toWaiter, waiterRowOf, type StoredWaiter, type WaiterRow } from "./run-
 
 export type { StoredWaiter } from "./run-rows.ts";
 
-/** Kinds of the wait rows a write declares it reads (Transactor.run), for engines that load them first. */
-export const WAIT_READS = { waiting: "workflows/waiting", due: "workflows/due-waiters", kept: "workflows/kept-events" } as const;
-
-/** The write reads the waiters of an event (`waiting`, same arguments), and the runs they belong to. */
-export const readWaiting = (accountId: string, eventId: string, runId?: string) => ({ kind: WAIT_READS.waiting, accountId, eventId, runId });
-/** The write takes waiters whose deadline passed (`due`, same arguments), and reads their runs. */
-export const readDueWaiters = (nowMs: number, limit: number) => ({ kind: WAIT_READS.due, nowMs, limit });
-/** The write takes an event kept for a run (`takeKept`, same arguments), and reads the run. */
-export const readKept = (accountId: string, runId: string, eventId: string) => ({ kind: WAIT_READS.kept, accountId, runId, eventId });
-
 /**
  * Waiting steps and the events kept for runs that wait for them later, as every engine keeps
- * them. `waiting`, `due` and `takeKept` run inside a write that declares them; the rest of the
+ * them. `waiting`, `due` and `takeKept` run inside a write; the rest of the
  * first group writes without reading; the last group reads outside writes.
  */
 export interface WaitStorage {

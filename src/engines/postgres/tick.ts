@@ -1,5 +1,5 @@
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type Read, type Transactor } from "../../store/group-commit.ts";
+import { runFollowUps, type Transactor } from "../../store/group-commit.ts";
 import { TickTransaction, type TickSql } from "./tick-sql.ts";
 import type { Writer } from "./writer.ts";
 
@@ -99,7 +99,7 @@ export class PostgresTicks implements Transactor {
     this.committedObservers.push(fn);
   }
 
-  run<T>(write: () => T, _reads?: readonly Read[]): Promise<T> {
+  run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
