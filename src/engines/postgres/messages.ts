@@ -24,6 +24,11 @@ export class PgMessageStore implements MessageStorage, TickPart {
   private readonly attempts: NodeAttempts;
   /** The earliest dispatch time the tick under way wrote (the other nodes are told). */
   private tickDue: number | null = null;
+  /**
+   * The message the tick stored last, with the tick's earliest dispatch time before it and the
+   * earliest one written since: claimed at once (publish), its time is not told to the others.
+   */
+  private lastStored: { id: string; before: number | null; since: number | null } | null = null;
   private nextDue: number | null = null;
   /**
    * A tick failed: whether it committed is unknown when the connection broke during COMMIT, so
@@ -50,12 +55,18 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   insert(m: MessageRecord): void {
     this.scope.tx.insert("messages", insertRowOf(m));
+    const before = this.tickDue;
     this.noteWritten(m.dispatchAt);
+    this.lastStored = { id: m.id, before, since: null };
   }
 
   /** Claims a message this tick stored (one `due` handed out is claimed already). */
   claim(id: string): void {
     this.attempts.claimStored(id);
+    if (this.lastStored?.id !== id) return;
+    const { before, since } = this.lastStored;
+    this.tickDue = before === null ? since : since === null ? before : Math.min(before, since);
+    this.lastStored = null;
   }
 
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
@@ -179,6 +190,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
   /** Settles what a failed tick may have left, before the writes of this one. */
   begin(tx: TickSql): void {
     this.tickDue = null;
+    this.lastStored = null;
     if (this.reconcile === "none") return;
     const nowMs = this.now();
     const released = this.attempts.releaseForgotten(tx, nowMs);
@@ -196,10 +208,12 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   rollback(mark: number): void {
     this.tickDue = mark < 0 ? null : mark;
+    this.lastStored = null;
   }
 
   finish(committed: boolean): void {
     this.tickDue = null;
+    this.lastStored = null;
     if (committed) {
       if (this.reconcile === "running") this.reconcile = "none";
       return;
@@ -224,6 +238,8 @@ export class PgMessageStore implements MessageStorage, TickPart {
   /** The tick wrote a dispatch time: due here then, and the other nodes are told with the commit. */
   private noteWritten(atMs: number | null): void {
     this.noteDue(atMs);
-    if (atMs !== null && (this.tickDue === null || atMs < this.tickDue)) this.tickDue = atMs;
+    if (atMs === null) return;
+    if (this.tickDue === null || atMs < this.tickDue) this.tickDue = atMs;
+    if (this.lastStored && (this.lastStored.since === null || atMs < this.lastStored.since)) this.lastStored.since = atMs;
   }
 }
