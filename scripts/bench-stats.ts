@@ -23,7 +23,8 @@ export async function benchStats(): Promise<{ p50: number; p99: number }> {
   try {
     const running = await server.start();
     const account = config.defaultAccount;
-    fill(server.storage.sqlite!, account.userId);
+    if (server.storage.kind !== "sqlite") throw new Error("the statistics benchmark runs on SQLite");
+    fill(server.storage.db, account.userId);
 
     const url = `${running.managementUrl}/v2/svc/stats/${account.userId}?period=30d`;
     const headers = { authorization: "Basic " + Buffer.from(`${account.email}:${account.apiKey}`).toString("base64") };

@@ -185,5 +185,5 @@ export function dedup({ storage }: Parts): DomainModule {
  */
 export function retention({ ctx, storage, engine }: Parts): DomainModule {
   const { events, dlq } = storage.stores;
-  return { services: [new Retention(ctx, events, dlq, [engine.workflowHooks.runs], () => storage.leads?.() ?? true)] };
+  return { services: [new Retention(ctx, events, dlq, [engine.workflowHooks.runs], () => storage.membership.leads())] };
 }

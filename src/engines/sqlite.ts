@@ -20,14 +20,14 @@ import { BackgroundCheckpointer } from "../store/wal.ts";
 import { UrlGroupStore } from "../url-groups/store.ts";
 import { WaitStore } from "../workflows/wait-store.ts";
 import { RunStore } from "../workflows/store.ts";
-import type { StorageEngine, Stores } from "./engine.ts";
+import { SINGLE_NODE, type SqliteStorage, type Stores } from "./engine.ts";
 
 /**
  * The embedded engine: one SQLite file in WAL mode (or memory), every domain's migrations applied
  * at open (a file that cannot be used fails the start with one line), statements prepared once per store, synchronous writes inside one group commit per tick.
  * A file database checkpoints its WAL on a thread of its own.
  */
-export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): StorageEngine {
+export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): SqliteStorage {
   const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
   const commit = new GroupCommit(db);
   const bodies = new SharedBodies(db);
@@ -37,7 +37,8 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
   return {
     kind: "sqlite",
     commit,
-    sqlite: db,
+    db,
+    membership: SINGLE_NODE,
     stores: {
       accounts: new AccountStore(db),
       messages: new MessageStore(db, bodies),
