@@ -1,5 +1,4 @@
 import { hostname } from "node:os";
-import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
 import type { PostgresStorage, Stores } from "../engine.ts";
 import { MIGRATIONS } from "../migrations.ts";

@@ -1,5 +1,5 @@
-import type { Statement } from "./writer-protocol.ts";
-import { WriterError, type Writer } from "./writer.ts";
+import type { Statement, StatementRunner } from "./writer-protocol.ts";
+import { WriterError } from "./writer.ts";
 
 export type PgRow = Record<string, unknown>;
 
@@ -17,11 +17,25 @@ export interface TickSql {
    * Inserts a row, as `queue` does; rows queued one after another for the same table, columns
    * and `suffix` (e.g. `ON CONFLICT DO NOTHING`) go as one multi-row INSERT.
    */
-  insert(table: string, row: PgRow, suffix?: string): void;
+  insert(table: string, row: PgRow, suffix?: string): QueuedRow;
+  /**
+   * Changes columns of a row this transaction inserted, while its INSERT has not been sent (a
+   * message claimed by the write that stores it goes in claimed). False once it has been: the
+   * caller then updates the row with a statement.
+   */
+  patchQueued(row: QueuedRow, changes: PgRow): boolean;
+}
+
+/** A row `insert` queued (see `patchQueued`). */
+export interface QueuedRow {
+  readonly insert: Insert;
+  readonly values: unknown[];
 }
 
 interface Insert {
   kind: "insert";
+  /** Its statement went out: its rows can no longer change. */
+  sent: boolean;
   table: string;
   columns: string[];
   suffix: string;
@@ -60,7 +74,7 @@ export class TickTransaction implements TickSql {
   /** True once BEGIN went out: the transaction must be ended on the connection. */
   private open = false;
 
-  constructor(private readonly writer: Writer) {}
+  constructor(private readonly writer: StatementRunner) {}
 
   /** The error that lost this tick, if one did. */
   get failed(): WriterError | null {
@@ -84,7 +98,7 @@ export class TickTransaction implements TickSql {
     this.queued.push({ kind: "statement", statement: { text, params } });
   }
 
-  insert(table: string, row: PgRow, suffix = ""): void {
+  insert(table: string, row: PgRow, suffix = ""): QueuedRow {
     this.throwIfFailed();
     const columns = Object.keys(row);
     const values = columns.map((c) => row[c] ?? null);
@@ -97,7 +111,19 @@ export class TickTransaction implements TickSql {
       sameColumns(last.columns, columns)
     ) {
       last.rows.push(values);
-    } else this.queued.push({ kind: "insert", table, columns, suffix, rows: [values] });
+      return { insert: last, values };
+    }
+    const insert: Insert = { kind: "insert", sent: false, table, columns, suffix, rows: [values] };
+    this.queued.push(insert);
+    return { insert, values };
+  }
+
+  patchQueued(row: QueuedRow, changes: PgRow): boolean {
+    if (row.insert.sent || this.failure) return false;
+    const columns = Object.keys(changes);
+    if (!columns.every((c) => row.insert.columns.includes(c))) return false;
+    for (const c of columns) row.values[row.insert.columns.indexOf(c)] = changes[c] ?? null;
+    return true;
   }
 
   /** A write (or a nested part of one) begins: what it does can be undone alone. */
@@ -196,6 +222,7 @@ export class TickTransaction implements TickSql {
         return;
       }
       // A savepoint may fall inside a multi-row insert: the rows before it go first.
+      item.sent = true;
       let from = 0;
       while (frame < unsent.length && unsent[frame]!.at.items <= index + 1) {
         const f = unsent[frame]!;

@@ -21,3 +21,9 @@ export interface WriterRequest {
 export type WriterReply =
   | { id: number; ok: true; rows: Record<string, unknown>[] }
   | { id: number; ok: false; failedAt: number; message: string; code?: string };
+
+/** Runs statements on the writer's connection: `runNow` blocks until the answer, `run` does not (see Writer). */
+export interface StatementRunner {
+  runNow(statements: Statement[], end?: "commit" | "rollback"): Record<string, unknown>[];
+  run(statements: Statement[], end?: "commit" | "rollback"): Promise<Record<string, unknown>[]>;
+}

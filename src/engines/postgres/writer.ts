@@ -1,5 +1,5 @@
 import { receiveMessageOnPort, type MessagePort as NodeMessagePort } from "node:worker_threads";
-import type { Statement, WriterReply, WriterRequest } from "./writer-protocol.ts";
+import type { Statement, StatementRunner, WriterReply, WriterRequest } from "./writer-protocol.ts";
 
 function writerEntry(): string {
   return import.meta.url.includes("$bunfs") ? "./engines/postgres/writer-thread.ts" : new URL("./writer-thread.ts", import.meta.url).href;
@@ -32,7 +32,7 @@ export interface WriterOptions {
  * group commit, read its rows with plain SQL inside the tick's transaction. `run` does not block
  * (the commit, whose wait for the disk must not stall the server).
  */
-export class Writer {
+export class Writer implements StatementRunner {
   private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
