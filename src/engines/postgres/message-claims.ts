@@ -2,7 +2,7 @@ import { fromRow } from "../../model/message-row.ts";
 import { dueAgainStateSql, type MessageRecord } from "../../model/message.ts";
 import { messageRowOf, partOf } from "./message-rows.ts";
 import type { TickScope } from "./tick.ts";
-import type { TickSql } from "./tick-sql.ts";
+import type { QueuedRow, TickSql } from "./tick-sql.ts";
 import { num, numOrNull } from "./values.ts";
 
 /**
@@ -66,13 +66,19 @@ export class NodeAttempts {
     return { due: claimed.map((c) => c.m), nextDue };
   }
 
-  /** Claims a message stored by this tick (its first attempt), unless this node holds it already. */
-  claimStored(id: string): void {
+  /**
+   * Claims a message stored by this tick (its first attempt), unless this node holds it already:
+   * in its queued INSERT (`queued`) while that has not gone out, else by an UPDATE.
+   */
+  claimStored(id: string, queued: QueuedRow | null): void {
     if (this.numbers.has(id)) return;
-    this.scope.tx.queue(
-      "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = $1, attempt = 1 WHERE id = $2",
-      [this.node, id],
-    );
+    const claimed = { state: "ACTIVE", dispatch_at: null, claimed_by: this.node, attempt: 1 };
+    if (!queued || !this.scope.tx.patchQueued(queued, claimed)) {
+      this.scope.tx.queue(
+        "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = $1, attempt = 1 WHERE id = $2",
+        [this.node, id],
+      );
+    }
     this.hold(id, 1, null);
   }
 

@@ -8,7 +8,7 @@ import { Where } from "../../store/where.ts";
 import { NodeAttempts } from "./message-claims.ts";
 import { censusOf, insertRowOf, messageRowOf, querySharedNow } from "./message-rows.ts";
 import type { TickPart, TickScope } from "./tick.ts";
-import type { TickSql } from "./tick-sql.ts";
+import type { QueuedRow, TickSql } from "./tick-sql.ts";
 import { num } from "./values.ts";
 
 export { messageRowOf } from "./message-rows.ts";
@@ -28,7 +28,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
    * The message the tick stored last, with the tick's earliest dispatch time before it and the
    * earliest one written since: claimed at once (publish), its time is not told to the others.
    */
-  private lastStored: { id: string; before: number | null; since: number | null } | null = null;
+  private lastStored: { id: string; row: QueuedRow; before: number | null; since: number | null } | null = null;
   private nextDue: number | null = null;
   /**
    * A tick failed: whether it committed is unknown when the connection broke during COMMIT, so
@@ -54,17 +54,18 @@ export class PgMessageStore implements MessageStorage, TickPart {
   // --- writes (inside a write of the group commit) ---
 
   insert(m: MessageRecord): void {
-    this.scope.tx.insert("messages", insertRowOf(m));
+    const row = this.scope.tx.insert("messages", insertRowOf(m));
     const before = this.tickDue;
     this.noteWritten(m.dispatchAt);
-    this.lastStored = { id: m.id, before, since: null };
+    this.lastStored = { id: m.id, row, before, since: null };
   }
 
   /** Claims a message this tick stored (one `due` handed out is claimed already). */
   claim(id: string): void {
-    this.attempts.claimStored(id);
-    if (this.lastStored?.id !== id) return;
-    const { before, since } = this.lastStored;
+    const stored = this.lastStored?.id === id ? this.lastStored : null;
+    this.attempts.claimStored(id, stored?.row ?? null);
+    if (!stored) return;
+    const { before, since } = stored;
     this.tickDue = before === null ? since : since === null ? before : Math.min(before, since);
     this.lastStored = null;
   }
