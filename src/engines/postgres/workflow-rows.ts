@@ -1,8 +1,9 @@
 import type { StepEntry } from "../../workflows/model.ts";
-import { toStep, toWaiter, type ErrorRow, type RunRow, type StepRow, type StoredWaiter, type WaiterRow } from "../../workflows/run-rows.ts";
+import { toStep, toWaiter } from "../../workflows/run-rows.ts";
+import type { ErrorRow, RunRow, StepRow, StoredWaiter, WaiterRow } from "../../workflows/run-rows.ts";
 import { bytes, num, numOrNull, rowOf, type RowCodec, str, strOrNull } from "./values.ts";
 
-/** The workflow tables' rows as PostgreSQL hands them back (BIGINT as text, BYTEA as a Buffer), read into the shared row types. */
+/** The workflow tables' rows as PostgreSQL hands them back (BIGINT as text, BYTEA as a Buffer), as shared row types. */
 
 type Raw = Record<string, unknown>;
 
@@ -48,7 +49,14 @@ const WAITER_COLUMNS: RowCodec<WaiterRow> = {
   deadline: num,
   data: str,
 };
-const ERROR_COLUMNS: RowCodec<ErrorRow> = { message_id: str, time: num, status: num, error: str, body: str, headers: str };
+const ERROR_COLUMNS: RowCodec<ErrorRow> = {
+  message_id: str,
+  time: num,
+  status: num,
+  error: str,
+  body: str,
+  headers: str,
+};
 
 export const runRowOfPg = (r: Raw): RunRow => rowOf(r, RUN_COLUMNS);
 export const stepOfPg = (r: Raw): StepEntry => toStep(rowOf(r, STEP_COLUMNS));

@@ -7,11 +7,24 @@ import { num, runShared } from "./values.ts";
 import { errorRowOfPg, runRowOfPg, stepOfPg } from "./workflow-rows.ts";
 
 type Raw = Record<string, unknown>;
+type Retag = Pick<StepEntry, "accountId" | "runId" | "position" | "messageId" | "headers" | "retries" | "retryDelayExpr">;
 
-const SAVE_RUN = `UPDATE workflow_runs SET url = $3, created_at = $4, state = $5, completed_at = $6, label = $7, caller_ip = $8,
-  flow_key = $9, dlq_id = $10, result = $11, data = $12, unsettled = $13, invoker_run_id = $14
+const SAVE_RUN = `UPDATE workflow_runs SET url = $3, created_at = $4, state = $5, completed_at = $6, label = $7,
+  caller_ip = $8, flow_key = $9, dlq_id = $10, result = $11, data = $12, unsettled = $13, invoker_run_id = $14
   WHERE account_id = $1 AND run_id = $2`;
+const GET_RUN = "SELECT * FROM workflow_runs WHERE account_id = $1 AND run_id = $2 FOR UPDATE";
 const LOCK_RUN = "SELECT 1 FROM workflow_runs WHERE account_id = $1 AND run_id = $2 FOR UPDATE";
+const NEXT_POSITION = `SELECT COALESCE(MAX(position) + 1, 0) AS n FROM workflow_steps
+  WHERE account_id = $1 AND run_id = $2`;
+const FIRST_STEP = "SELECT * FROM workflow_steps WHERE account_id = $1 AND run_id = $2 AND position = 0";
+const STEPS = "SELECT * FROM workflow_steps WHERE account_id = $1 AND run_id = $2 ORDER BY position";
+const STEP_OF_MESSAGE = `SELECT * FROM workflow_steps WHERE message_id = $1 AND account_id = $2 AND run_id = $3
+  ORDER BY position LIMIT 1`;
+const RETAG_STEP = `UPDATE workflow_steps SET message_id = $1, headers = $2, retries = $3, retry_delay = $4,
+  state = 'PENDING', next_delivery_at = NULL WHERE account_id = $5 AND run_id = $6 AND position = $7`;
+const SET_DELIVERY = `UPDATE workflow_steps SET state = $1, next_delivery_at = $2
+  WHERE account_id = $3 AND run_id = $4 AND message_id = $5`;
+const SET_DETAILS = "UPDATE workflow_steps SET details = $1 WHERE account_id = $2 AND run_id = $3 AND message_id = $4";
 const DELETE_RUN = `WITH e AS (DELETE FROM workflow_step_errors WHERE account_id = $1 AND run_id = $2),
   s AS (DELETE FROM workflow_steps WHERE account_id = $1 AND run_id = $2)
   DELETE FROM workflow_runs WHERE account_id = $1 AND run_id = $2`;
@@ -64,7 +77,7 @@ export class PgRunStore implements RunStorage {
   }
 
   getRun(accountId: string, runId: string): RunRecord | undefined {
-    const [row] = this.scope.tx.query("SELECT * FROM workflow_runs WHERE account_id = $1 AND run_id = $2 FOR UPDATE", [accountId, runId]);
+    const [row] = this.scope.tx.query(GET_RUN, [accountId, runId]);
     return row ? toRun(runRowOfPg(row)) : undefined;
   }
 
@@ -73,10 +86,7 @@ export class PgRunStore implements RunStorage {
     // The run is locked first, in a statement of its own: the end of its list is then read in a
     // statement that sees what a write of another node that held the lock committed.
     tx.queue(LOCK_RUN, [entry.accountId, entry.runId]);
-    const [end] = tx.query("SELECT COALESCE(MAX(position) + 1, 0) AS n FROM workflow_steps WHERE account_id = $1 AND run_id = $2", [
-      entry.accountId,
-      entry.runId,
-    ]);
+    const [end] = tx.query(NEXT_POSITION, [entry.accountId, entry.runId]);
     const position = num(end?.n ?? 0);
     // As on SQLite, a new entry has no next delivery time.
     const { next_delivery_at: _, ...row } = stepRowOf({ ...entry, position, state: entry.state ?? "PENDING" });
@@ -85,47 +95,31 @@ export class PgRunStore implements RunStorage {
   }
 
   firstStep(accountId: string, runId: string): StepEntry | undefined {
-    const [row] = this.scope.tx.query("SELECT * FROM workflow_steps WHERE account_id = $1 AND run_id = $2 AND position = 0", [accountId, runId]);
+    const [row] = this.scope.tx.query(FIRST_STEP, [accountId, runId]);
     return row ? stepOfPg(row) : undefined;
   }
 
   steps(accountId: string, runId: string): StepEntry[] {
-    return this.scope.tx.query("SELECT * FROM workflow_steps WHERE account_id = $1 AND run_id = $2 ORDER BY position", [accountId, runId]).map(stepOfPg);
+    return this.scope.tx.query(STEPS, [accountId, runId]).map(stepOfPg);
   }
 
   stepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined {
-    const [row] = this.scope.tx.query(
-      "SELECT * FROM workflow_steps WHERE message_id = $1 AND account_id = $2 AND run_id = $3 ORDER BY position LIMIT 1",
-      [messageId, accountId, runId],
-    );
+    const [row] = this.scope.tx.query(STEP_OF_MESSAGE, [messageId, accountId, runId]);
     return row ? stepOfPg(row) : undefined;
   }
 
-  retagStep(e: Pick<StepEntry, "accountId" | "runId" | "position" | "messageId" | "headers" | "retries" | "retryDelayExpr">): void {
-    this.scope.tx.queue(
-      `UPDATE workflow_steps SET message_id = $1, headers = $2, retries = $3, retry_delay = $4, state = 'PENDING', next_delivery_at = NULL
-       WHERE account_id = $5 AND run_id = $6 AND position = $7`,
-      [e.messageId, JSON.stringify(e.headers), e.retries, e.retryDelayExpr ?? null, e.accountId, e.runId, e.position],
-    );
+  retagStep(e: Retag): void {
+    const { accountId, runId, position, messageId, headers, retries, retryDelayExpr } = e;
+    const params = [messageId, JSON.stringify(headers), retries, retryDelayExpr ?? null, accountId, runId, position];
+    this.scope.tx.queue(RETAG_STEP, params);
   }
 
   setDelivery(accountId: string, runId: string, messageId: string, state: StepDeliveryState, nextDeliveryAt?: number): void {
-    this.scope.tx.queue("UPDATE workflow_steps SET state = $1, next_delivery_at = $2 WHERE account_id = $3 AND run_id = $4 AND message_id = $5", [
-      state,
-      nextDeliveryAt ?? null,
-      accountId,
-      runId,
-      messageId,
-    ]);
+    this.scope.tx.queue(SET_DELIVERY, [state, nextDeliveryAt ?? null, accountId, runId, messageId]);
   }
 
   setDetails(accountId: string, runId: string, messageId: string, details: StepDetails): void {
-    this.scope.tx.queue("UPDATE workflow_steps SET details = $1 WHERE account_id = $2 AND run_id = $3 AND message_id = $4", [
-      JSON.stringify(details),
-      accountId,
-      runId,
-      messageId,
-    ]);
+    this.scope.tx.queue(SET_DETAILS, [JSON.stringify(details), accountId, runId, messageId]);
   }
 
   addError(accountId: string, runId: string, messageId: string, e: StepError): void {
@@ -157,7 +151,8 @@ export class PgRunStore implements RunStorage {
   async readSteps(accountId: string, runId: string, upTo?: number): Promise<StepEntry[]> {
     const rows = await this.sql`
       SELECT * FROM workflow_steps
-      WHERE account_id = ${accountId} AND run_id = ${runId} AND (${upTo ?? null}::int IS NULL OR position <= ${upTo ?? null})
+      WHERE account_id = ${accountId} AND run_id = ${runId}
+        AND (${upTo ?? null}::int IS NULL OR position <= ${upTo ?? null})
       ORDER BY position`;
     return rows.map(stepOfPg);
   }
@@ -187,7 +182,8 @@ export class PgRunStore implements RunStorage {
   }
 
   async invokedBy(accountId: string, runId: string): Promise<RunRecord[]> {
-    const rows = await this.sql`SELECT * FROM workflow_runs WHERE account_id = ${accountId} AND invoker_run_id = ${runId} ORDER BY seq`;
+    const rows = await this.sql`
+      SELECT * FROM workflow_runs WHERE account_id = ${accountId} AND invoker_run_id = ${runId} ORDER BY seq`;
     return rows.map((r: Raw) => toRun(runRowOfPg(r)));
   }
 

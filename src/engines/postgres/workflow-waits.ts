@@ -6,10 +6,19 @@ import type { TickPart, TickScope } from "./tick.ts";
 import { bytes, numOrNull } from "./values.ts";
 import { waiterOfPg } from "./workflow-rows.ts";
 
-/** The oldest event kept for a run and event id, taken in one statement (locked first: two takers never get the same one). */
+const WAITING = "SELECT * FROM workflow_waiters WHERE account_id = $1 AND event_id = $2 ORDER BY id FOR UPDATE";
+const WAITING_OF_RUN = `SELECT * FROM workflow_waiters WHERE account_id = $1 AND run_id = $2 AND event_id = $3
+  ORDER BY id FOR UPDATE`;
+const DUE = "SELECT * FROM workflow_waiters WHERE deadline <= $1 ORDER BY deadline, id LIMIT $2 FOR UPDATE SKIP LOCKED";
+/** The oldest event kept for a run and event id, taken in one statement (locked: two takers never get the same one). */
 const TAKE_KEPT = `DELETE FROM workflow_kept_events WHERE id = (
-    SELECT id FROM workflow_kept_events WHERE account_id = $1 AND run_id = $2 AND event_id = $3 ORDER BY id LIMIT 1 FOR UPDATE)
+    SELECT id FROM workflow_kept_events WHERE account_id = $1 AND run_id = $2 AND event_id = $3
+    ORDER BY id LIMIT 1 FOR UPDATE)
   RETURNING data`;
+const DELETE_RUN = `WITH w AS (DELETE FROM workflow_waiters WHERE account_id = $1 AND run_id = $2)
+  DELETE FROM workflow_kept_events WHERE account_id = $1 AND run_id = $2`;
+const DELETE_ACCOUNT = `WITH w AS (DELETE FROM workflow_waiters WHERE account_id = $1)
+  DELETE FROM workflow_kept_events WHERE account_id = $1`;
 
 /**
  * Waiters and kept events on PostgreSQL: SQL in the tick's transaction (the SQLite WaitStore's
@@ -41,15 +50,9 @@ export class PgWaitStore implements WaitStorage, TickPart {
   }
 
   waiting(accountId: string, eventId: string, runId?: string): StoredWaiter[] {
-    const rows =
-      runId === undefined
-        ? this.scope.tx.query("SELECT * FROM workflow_waiters WHERE account_id = $1 AND event_id = $2 ORDER BY id FOR UPDATE", [accountId, eventId])
-        : this.scope.tx.query("SELECT * FROM workflow_waiters WHERE account_id = $1 AND run_id = $2 AND event_id = $3 ORDER BY id FOR UPDATE", [
-            accountId,
-            runId,
-            eventId,
-          ]);
-    return rows.map(waiterOfPg);
+    const tx = this.scope.tx;
+    if (runId === undefined) return tx.query(WAITING, [accountId, eventId]).map(waiterOfPg);
+    return tx.query(WAITING_OF_RUN, [accountId, runId, eventId]).map(waiterOfPg);
   }
 
   delete(id: number): boolean {
@@ -57,13 +60,12 @@ export class PgWaitStore implements WaitStorage, TickPart {
   }
 
   due(nowMs: number, limit: number): StoredWaiter[] {
-    return this.scope.tx
-      .query("SELECT * FROM workflow_waiters WHERE deadline <= $1 ORDER BY deadline, id LIMIT $2 FOR UPDATE SKIP LOCKED", [nowMs, limit])
-      .map(waiterOfPg);
+    return this.scope.tx.query(DUE, [nowMs, limit]).map(waiterOfPg);
   }
 
   keep(accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number): void {
-    this.scope.tx.insert("workflow_kept_events", { account_id: accountId, run_id: runId, event_id: eventId, created_at: nowMs, data });
+    const row = { account_id: accountId, run_id: runId, event_id: eventId, created_at: nowMs, data };
+    this.scope.tx.insert("workflow_kept_events", row);
   }
 
   takeKept(accountId: string, runId: string, eventId: string): Uint8Array | undefined {
@@ -72,22 +74,16 @@ export class PgWaitStore implements WaitStorage, TickPart {
   }
 
   deleteRun(accountId: string, runId: string): void {
-    this.scope.tx.queue(
-      `WITH w AS (DELETE FROM workflow_waiters WHERE account_id = $1 AND run_id = $2)
-       DELETE FROM workflow_kept_events WHERE account_id = $1 AND run_id = $2`,
-      [accountId, runId],
-    );
+    this.scope.tx.queue(DELETE_RUN, [accountId, runId]);
   }
 
   deleteAccount(accountId: string): void {
-    this.scope.tx.queue(
-      "WITH w AS (DELETE FROM workflow_waiters WHERE account_id = $1) DELETE FROM workflow_kept_events WHERE account_id = $1",
-      [accountId],
-    );
+    this.scope.tx.queue(DELETE_ACCOUNT, [accountId]);
   }
 
   async readWaiting(accountId: string, eventId: string): Promise<StoredWaiter[]> {
-    const rows = await this.sql`SELECT * FROM workflow_waiters WHERE account_id = ${accountId} AND event_id = ${eventId} ORDER BY id`;
+    const rows = await this.sql`
+      SELECT * FROM workflow_waiters WHERE account_id = ${accountId} AND event_id = ${eventId} ORDER BY id`;
     return rows.map(waiterOfPg);
   }
 
