@@ -45,7 +45,8 @@ test("the same deduplication id published at once on two nodes is one message", 
     const url = `${rx.url}/dedup/${round}`;
     const answers = await Promise.all(
       [0, 1, 0, 1, 0, 1].map(async (i) => {
-        const res = await api(i, `/v2/publish/${url}`, { method: "POST", headers: { "Svc-Deduplication-Id": `order-${round}` }, body: "x" });
+        const headers = { "Svc-Deduplication-Id": `order-${round}` };
+        const res = await api(i, `/v2/publish/${url}`, { method: "POST", headers, body: "x" });
         return { status: res.status, messageId: ((await res.json()) as { messageId: string }).messageId };
       }),
     );

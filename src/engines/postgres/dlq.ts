@@ -41,16 +41,19 @@ export class PgDlqStore implements DlqStorage {
   }
 
   get(accountId: string, dlqId: string): DlqEntry | undefined {
-    const [row] = this.scope.tx.query("SELECT * FROM dlq WHERE dlq_id = $1 AND account_id = $2 FOR UPDATE", [dlqId, accountId]);
+    const text = "SELECT * FROM dlq WHERE dlq_id = $1 AND account_id = $2 FOR UPDATE";
+    const [row] = this.scope.tx.query(text, [dlqId, accountId]);
     return row ? entryOf(row) : undefined;
   }
 
   delete(accountId: string, dlqId: string): boolean {
-    return this.scope.tx.query("DELETE FROM dlq WHERE dlq_id = $1 AND account_id = $2 RETURNING seq", [dlqId, accountId]).length > 0;
+    const text = "DELETE FROM dlq WHERE dlq_id = $1 AND account_id = $2 RETURNING seq";
+    return this.scope.tx.query(text, [dlqId, accountId]).length > 0;
   }
 
   setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void {
-    this.scope.tx.queue("UPDATE dlq SET failure_function_state = $1 WHERE dlq_id = $2 AND account_id = $3", [state, dlqId, accountId]);
+    const text = "UPDATE dlq SET failure_function_state = $1 WHERE dlq_id = $2 AND account_id = $3";
+    this.scope.tx.queue(text, [state, dlqId, accountId]);
   }
 
   exists(_dlqId: string): boolean {
@@ -78,7 +81,8 @@ export class PgDlqStore implements DlqStorage {
   }
 
   async newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<DlqEntry[]> {
-    const { sql, params } = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined).select("dlq", "seq DESC", limit);
+    const where = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined);
+    const { sql, params } = where.select("dlq", "seq DESC", limit);
     return (await runShared<PgRow>(this.sql, sql, params)).map(entryOf);
   }
 

@@ -8,6 +8,7 @@ import type { TickPart, TickSql } from "./tick.ts";
 import { bytesOrNull, num, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 type Entry = ReturnType<typeof eventRowOf>;
+type Seq = { seq: number };
 
 const EVENT_COLUMNS: RowCodec<EventRow> = {
   seq: num,
@@ -48,7 +49,7 @@ export class PgEventStore implements EventStorage, TickPart {
     this.entries.push({ deleteAccount: accountId });
   }
 
-  async list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<EventRecord & { seq: number }>> {
+  async list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<EventRecord & Seq>> {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, EVENT_FILTER_COLUMNS)
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);

@@ -28,7 +28,8 @@ export class PgRollupStore implements RollupStorage {
         value = CASE excluded.part
           WHEN ${Part.max} THEN greatest(usage_rollups.value, excluded.value)
           WHEN ${Part.min} THEN least(usage_rollups.value, excluded.value)
-          WHEN ${Part.gauge} THEN CASE WHEN excluded.at_ms >= usage_rollups.at_ms THEN excluded.value ELSE usage_rollups.value END
+          WHEN ${Part.gauge} THEN
+            CASE WHEN excluded.at_ms >= usage_rollups.at_ms THEN excluded.value ELSE usage_rollups.value END
           ELSE usage_rollups.value + excluded.value END,
         at_ms = greatest(usage_rollups.at_ms, excluded.at_ms)`;
   }
@@ -37,7 +38,12 @@ export class PgRollupStore implements RollupStorage {
     const rows = await this.sql`
       SELECT bucket, part, value, at_ms FROM usage_rollups
       WHERE owner = ${owner} AND metric = ${metric} AND res = ${res} AND bucket >= ${fromMin} AND bucket < ${toMin}`;
-    return rows.map((r: Record<string, unknown>) => ({ bucket: num(r.bucket), part: num(r.part), value: num(r.value), at_ms: num(r.at_ms) }));
+    return rows.map((r: Record<string, unknown>) => ({
+      bucket: num(r.bucket),
+      part: num(r.part),
+      value: num(r.value),
+      at_ms: num(r.at_ms),
+    }));
   }
 
   async gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): Promise<number | null> {
@@ -51,7 +57,8 @@ export class PgRollupStore implements RollupStorage {
   async prune(beforeMin: number): Promise<number> {
     const rows = await this.sql`
       DELETE FROM usage_rollups u WHERE bucket < ${beforeMin} AND NOT (part = ${Part.gauge} AND bucket = (
-        SELECT max(r.bucket) FROM usage_rollups r WHERE r.owner = u.owner AND r.metric = u.metric AND r.res = u.res AND r.part = ${Part.gauge}))
+        SELECT max(r.bucket) FROM usage_rollups r
+        WHERE r.owner = u.owner AND r.metric = u.metric AND r.res = u.res AND r.part = ${Part.gauge}))
       RETURNING 1`;
     return rows.length;
   }

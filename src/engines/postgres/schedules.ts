@@ -87,13 +87,15 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     this.table.put(cached(row));
   }
   delete(accountId: string, id: string): boolean {
-    const rows = this.scope.tx.query("DELETE FROM schedules WHERE account_id = $1 AND id = $2 RETURNING id", [accountId, id]);
+    const text = "DELETE FROM schedules WHERE account_id = $1 AND id = $2 RETURNING id";
+    const rows = this.scope.tx.query(text, [accountId, id]);
     this.table.remove(this.key(accountId, id));
     return rows.length > 0;
   }
   setPaused(accountId: string, id: string, paused: boolean): boolean {
     const flag = paused ? 1 : 0;
-    const rows = this.scope.tx.query("UPDATE schedules SET paused = $1 WHERE account_id = $2 AND id = $3 RETURNING id", [flag, accountId, id]);
+    const text = "UPDATE schedules SET paused = $1 WHERE account_id = $2 AND id = $3 RETURNING id";
+    const rows = this.scope.tx.query(text, [flag, accountId, id]);
     const row = this.get(accountId, id);
     if (row) this.table.put(cached({ ...row, paused: flag }));
     return rows.length > 0;
@@ -115,7 +117,8 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
       [last, next, states, accountId, id, revision],
     );
     const row = this.get(accountId, id);
-    if (row?.revision === revision) this.table.put(cached({ ...row, last_schedule_time: last, next_schedule_time: next, last_states: states }));
+    if (row?.revision === revision)
+      this.table.put(cached({ ...row, last_schedule_time: last, next_schedule_time: next, last_states: states }));
   }
   /** Only a message of the last trigger is tracked; the states are read from PostgreSQL, not the cache. */
   setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void {
@@ -135,7 +138,10 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     return this.table.changedInTick;
   }
 
-  /** Locks the schedule's row while the slot is still to fire: another node's trigger of the slot waits, then finds it moved. */
+  /**
+   * Locks the schedule's row while the slot is still to fire: another node's trigger of the slot
+   * waits for this tick, then finds the next run time moved.
+   */
   takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean {
     const rows = this.scope.tx.query(
       "SELECT id FROM schedules WHERE account_id = $1 AND id = $2 AND revision = $3 AND next_schedule_time = $4 FOR UPDATE",
@@ -159,4 +165,5 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
   }
 }
 
-const byCreation = (a: ScheduleRow, b: ScheduleRow) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byCreation = (a: ScheduleRow, b: ScheduleRow) =>
+  a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
