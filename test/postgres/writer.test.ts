@@ -78,7 +78,7 @@ test("a row held by another transaction makes the write fail after the lock time
 
 test("the writer's connection killed mid-tick loses that tick; the next tick connects again", async () => {
   const tx = new TickTransaction(writer);
-  const [{ pid }] = tx.query("SELECT pg_backend_pid() AS pid");
+  const pid = tx.query("SELECT pg_backend_pid() AS pid")[0]?.pid;
   await sql`SELECT pg_terminate_backend(${pid})`;
   expect(() => tx.query("SELECT 1")).toThrow(WriterError);
   await expect(tx.commit()).rejects.toBeInstanceOf(WriterError);
