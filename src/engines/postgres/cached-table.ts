@@ -45,7 +45,7 @@ export class CachedTable<R extends Row> implements TickPart {
     this.reloads.add(committed);
     let rows: Row[];
     try {
-      rows = (await this.sql.unsafe(`SELECT * FROM ${this.table}`)) as Row[];
+      rows = await this.sql.unsafe(`SELECT * FROM ${this.table}`);
     } finally {
       this.reloads.delete(committed);
     }

@@ -1,13 +1,18 @@
+import { Type } from "@sinclair/typebox";
 import type { SQL } from "bun";
 import { keyRowOf, type FlowKeyStorage, type KeySettings } from "../../flow-control/key-store.ts";
 import type { FlowStorage } from "../../flow-control/store.ts";
 import { dueAgainStateSql, type FlowControl } from "../../model/message.ts";
 import type { MessageStorage } from "../../messages/store.ts";
+import { FlowControlJson } from "../../model/columns.ts";
+import { jsonColumn } from "../../store/json-column.ts";
 import type { CachedTable } from "./cached-table.ts";
 import type { TickPart, TickSql } from "./tick.ts";
-import { num } from "./values.ts";
+import { num, str } from "./values.ts";
 
 type Raw = Record<string, unknown>;
+
+const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
 
 /** Releases of held messages, written after the tick's messages (see PgQueuePromotions). */
 export class PgFlowReleases implements TickPart {
@@ -96,7 +101,7 @@ export class PgFlowStore implements FlowStorage {
   async latestLimits(accountId: string, key: string): Promise<FlowControl | undefined> {
     const [row] = await this.sql`
       SELECT extra FROM messages WHERE account_id = ${accountId} AND flow_key = ${key} ORDER BY seq DESC LIMIT 1`;
-    return row ? (JSON.parse(row.extra as string) as { flow?: FlowControl }).flow : undefined;
+    return row ? readFlow(str(row.extra)).flow : undefined;
   }
 }
 
