@@ -142,7 +142,8 @@ export class CachedTable<R extends Row> implements TickPart {
     const updates = Object.keys(row)
       .filter((c) => !this.keyColumns.some((k) => k === c))
       .map((c) => `${c} = excluded.${c}`);
-    return `ON CONFLICT (${this.keyColumns.join(", ")}) DO ${updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`;
+    const action = updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING";
+    return `ON CONFLICT (${this.keyColumns.join(", ")}) DO ${action}`;
   }
 
   finish(committed: boolean): void {

@@ -142,13 +142,17 @@ export class Cluster implements BackgroundService {
     await this.o.beforeLeave().catch(() => {});
     try {
       await this.sql.begin(async (tx) => {
-        await handBack(tx, [this.o.nodeId], this.o.now());
+        // What it still holds is due again now, on the others.
+        await tx`
+          UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${this.o.now()}, claimed_by = NULL
+          WHERE claimed_by = ${this.o.nodeId} AND state = 'ACTIVE'`;
         await tx`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${this.o.nodeId}`;
         await tx`DELETE FROM cluster_leader WHERE node_id = ${this.o.nodeId}`;
         await tx`DELETE FROM cluster_nodes WHERE node_id = ${this.o.nodeId}`;
       });
     } catch (error) {
-      this.o.log.warn("leaving the cluster failed; the leader hands this node's messages back after its timeout", { error: String(error) });
+      const line = "leaving the cluster failed; the leader hands this node's messages back after its timeout";
+      this.o.log.warn(line, { error: String(error) });
     }
   }
 
@@ -159,7 +163,8 @@ export class Cluster implements BackgroundService {
       .then(() => void this.o.afterBeat().catch(() => {}))
       .catch((error) => {
         this.connectedSince = null;
-        this.o.log.warn("cluster heartbeat failed; trying again", { error: String((error as Error)?.message ?? error) });
+        const message = String((error as Error)?.message ?? error);
+        this.o.log.warn("cluster heartbeat failed; trying again", { error: message });
       })
       .finally(() => (this.beating = null));
     await this.beating;
@@ -203,7 +208,8 @@ export class Cluster implements BackgroundService {
     this.lastBeat = started;
     if (this.leading && performance.now() - this.lastMaintenance >= this.o.maintenanceMs) {
       this.lastMaintenance = performance.now();
-      await this.o.maintenance().catch((error) => this.o.log.error("maintenance failed; trying again later", { error: String(error) }));
+      const failed = (error: unknown) => this.o.log.error("maintenance failed; trying again later", { error: String(error) });
+      await this.o.maintenance().catch(failed);
     }
   }
 
@@ -215,24 +221,29 @@ export class Cluster implements BackgroundService {
    * live set is what remains once the dead are taken out.
    */
   private async lead(timeout: string): Promise<void> {
+    const dueAgain = this.sql.unsafe(dueAgainStateSql());
     const [row] = await this.sql`
       WITH dead AS (
         DELETE FROM cluster_nodes WHERE heartbeat_at < now() - ${timeout}::interval RETURNING node_id
       ), live AS (
         SELECT node_id FROM cluster_nodes WHERE node_id NOT IN (SELECT node_id FROM dead)
       ), handed AS (
-        UPDATE messages SET state = ${this.sql.unsafe(dueAgainStateSql())}, dispatch_at = ${this.o.now()}, claimed_by = NULL
+        UPDATE messages SET state = ${dueAgain}, dispatch_at = ${this.o.now()}, claimed_by = NULL
         WHERE claimed_by IS NOT NULL AND state = 'ACTIVE' AND claimed_by NOT IN (SELECT node_id FROM live)
         RETURNING 1
       ), freed AS (
-        UPDATE cluster_partitions SET node_id = NULL WHERE node_id IS NOT NULL AND node_id NOT IN (SELECT node_id FROM live)
+        UPDATE cluster_partitions SET node_id = NULL
+        WHERE node_id IS NOT NULL AND node_id NOT IN (SELECT node_id FROM live)
         RETURNING 1
       )
       SELECT (SELECT count(*) FROM handed) AS handed,
         (SELECT coalesce(string_agg(node_id, ',' ORDER BY node_id), '') FROM dead) AS dead`;
     const handed = num(row.handed);
     const dead = String(row.dead);
-    if (dead !== "") this.o.log.warn("nodes presumed dead; their messages are handed back", { nodes: dead.split(","), messages: handed });
+    if (dead !== "") {
+      const fields = { nodes: dead.split(","), messages: handed };
+      this.o.log.warn("nodes presumed dead; their messages are handed back", fields);
+    }
     if (handed > 0) {
       await this.sql.notify("svcd_due", `${this.o.nodeId}|${this.o.now()}`);
       this.o.onDue();
@@ -255,12 +266,14 @@ export class Cluster implements BackgroundService {
       const busy = this.o.busyPartitions();
       const extra = [...mine.keys()].filter((p) => !busy.has(p)).slice(0, mine.size - share);
       if (extra.length > 0) {
-        await this.sql`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${nodeId} AND part = ANY(${extra}::int[])`;
+        await this.sql`
+          UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${nodeId} AND part = ANY(${extra}::int[])`;
         for (const p of extra) mine.delete(p);
       }
     } else if (mine.size < share) {
       // One statement, as in `lead`. Held back by the previous owner's in-memory limits, the
       // partitions' held messages are due again, under this node's.
+      const dueAgain = this.sql.unsafe(dueAgainStateSql());
       const rows = await this.sql`
         WITH taken AS (
           UPDATE cluster_partitions SET node_id = ${nodeId}, expires_at = now() + ${timeout}::interval
@@ -269,7 +282,7 @@ export class Cluster implements BackgroundService {
             ORDER BY part LIMIT ${share - mine.size} FOR UPDATE SKIP LOCKED)
           RETURNING part
         ), released AS (
-          UPDATE messages SET state = ${this.sql.unsafe(dueAgainStateSql())}, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
+          UPDATE messages SET state = ${dueAgain}, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
           WHERE state = 'HELD' AND part IN (SELECT part FROM taken)
           RETURNING 1
         )
@@ -284,10 +297,3 @@ export class Cluster implements BackgroundService {
 
 /** How many nodes may share a database (their numbers are 0 .. NODE_NUMBERS - 1). */
 export const NODE_NUMBERS = 1000;
-
-/** In-flight messages of the given nodes are due again now. */
-async function handBack(tx: SQL, nodes: string[], nowMs: number): Promise<void> {
-  await tx`
-    UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
-    WHERE claimed_by = ANY(${nodes}::text[]) AND state = 'ACTIVE'`;
-}

@@ -28,9 +28,22 @@ const ACCOUNT: RowCodec<AccountRow> = {
   next_signing_key: str,
   configured_keys: str,
 };
-const GROUP: RowCodec<UrlGroupRow> = { account_id: str, name: str, created_at: num, updated_at: num, default_headers: str };
+const GROUP: RowCodec<UrlGroupRow> = {
+  account_id: str,
+  name: str,
+  created_at: num,
+  updated_at: num,
+  default_headers: str,
+};
 const ENDPOINT: RowCodec<EndpointFull> = { seq: num, account_id: str, group_name: str, name: strOrNull, url: str };
-const QUEUE: RowCodec<QueueRow> = { account_id: str, name: str, created_at: num, updated_at: num, parallelism: num, paused: num };
+const QUEUE: RowCodec<QueueRow> = {
+  account_id: str,
+  name: str,
+  created_at: num,
+  updated_at: num,
+  parallelism: num,
+  paused: num,
+};
 const FLOW_KEY: RowCodec<FlowKeyRow> = {
   account_id: str,
   key: str,
@@ -62,8 +75,18 @@ const INDEX = {
   max_writes_per_request: num,
   creation_time: num,
 };
-const SEARCH: RowCodec<SearchIndexRow> = { ...INDEX, partner_email: str, max_monthly_reranks: num, input_enrichment_enabled: num };
-const VECTOR: RowCodec<VectorIndexRow> = { ...INDEX, similarity_function: str, dimension_count: num, max_total_metadata_size: num };
+const SEARCH: RowCodec<SearchIndexRow> = {
+  ...INDEX,
+  partner_email: str,
+  max_monthly_reranks: num,
+  input_enrichment_enabled: num,
+};
+const VECTOR: RowCodec<VectorIndexRow> = {
+  ...INDEX,
+  similarity_function: str,
+  dimension_count: num,
+  max_total_metadata_size: num,
+};
 
 /** A cached table whose rows are read with `codec`. */
 function table<R extends object>(sql: SQL, name: string, key: readonly (keyof R & string)[], codec: RowCodec<R>) {

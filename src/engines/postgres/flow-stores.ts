@@ -26,7 +26,7 @@ export class PgFlowReleases implements TickPart {
   request(accountId: string, key: string, count: number, nowMs: number): void {
     this.wanted.push({ accountId, key, count, nowMs });
   }
-  /** Held messages of the key this tick releases: they become due after the tick's writes, whose claims cannot see them. */
+  /** Held messages of the key this tick releases: due only after its writes, whose claims cannot see them. */
   pending(accountId: string, key: string): number {
     let n = 0;
     for (const w of this.wanted) if (w.key === key && w.accountId === accountId) n += w.count;
@@ -95,7 +95,8 @@ export class PgFlowStore implements FlowStorage {
   }
   async keys(accountId: string): Promise<string[]> {
     const rows = await this.sql`
-      SELECT DISTINCT flow_key AS key FROM messages WHERE account_id = ${accountId} AND flow_key IS NOT NULL ORDER BY flow_key`;
+      SELECT DISTINCT flow_key AS key FROM messages
+      WHERE account_id = ${accountId} AND flow_key IS NOT NULL ORDER BY flow_key`;
     return rows.map((r: { key: string }) => r.key);
   }
   async latestLimits(accountId: string, key: string): Promise<FlowControl | undefined> {
@@ -167,7 +168,8 @@ export class PgFlowKeyStore implements FlowKeyStorage {
     return [...byKey.values()];
   }
   deleteAccount(accountId: string): void {
-    for (const r of this.keysTable.where((r) => r.account_id === accountId)) this.keysTable.remove(this.keysTable.keyOf(r));
+    const keys = this.keysTable.where((r) => r.account_id === accountId);
+    for (const r of keys) this.keysTable.remove(this.keysTable.keyOf(r));
     for (const r of this.startsTable.where((r) => r.account_id === accountId)) this.startsTable.remove(r.id);
   }
   private startsOf(accountId: string, key: string): RateStartRow[] {

@@ -55,7 +55,8 @@ export class PgQueuePromotions implements TickPart {
         WHERE q.paused = 0
       ), room AS (
         SELECT q.account_id, q.name, q.parallelism - (
-          SELECT count(*) FROM messages m WHERE m.account_id = q.account_id AND m.queue_name = q.name AND m.state <> 'PARKED'
+          SELECT count(*) FROM messages m
+          WHERE m.account_id = q.account_id AND m.queue_name = q.name AND m.state <> 'PARKED'
         ) AS room FROM q
       ), heads AS (
         SELECT m.id, r.room, row_number() OVER (PARTITION BY m.account_id, m.queue_name ORDER BY m.seq) AS rn
@@ -74,6 +75,8 @@ export class PgQueuePromotions implements TickPart {
   }
 }
 
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /** Queues, kept in memory on every node; their messages' promotions go after the tick's writes (above). */
 export class PgQueueStore implements QueueStorage {
   constructor(
@@ -88,13 +91,20 @@ export class PgQueueStore implements QueueStorage {
     return this.table.get(this.key(accountId, name));
   }
   list(accountId: string): QueueRow[] {
-    return this.table.where((q) => q.account_id === accountId).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.table.where((q) => q.account_id === accountId).sort(byName);
   }
   count(accountId: string): number {
     return this.table.where((q) => q.account_id === accountId).length;
   }
   insert(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
-    this.table.put({ account_id: accountId, name, created_at: nowMs, updated_at: nowMs, parallelism, paused: paused ? 1 : 0 });
+    this.table.put({
+      account_id: accountId,
+      name,
+      created_at: nowMs,
+      updated_at: nowMs,
+      parallelism,
+      paused: paused ? 1 : 0,
+    });
   }
   update(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
     const q = this.get(accountId, name);
@@ -116,7 +126,8 @@ export class PgQueueStore implements QueueStorage {
     return 1;
   }
   async lag(accountId: string, name: string): Promise<number> {
-    const [row] = await this.sql`SELECT count(*) AS n FROM messages WHERE account_id = ${accountId} AND queue_name = ${name}`;
+    const [row] = await this.sql`
+      SELECT count(*) AS n FROM messages WHERE account_id = ${accountId} AND queue_name = ${name}`;
     return num(row.n);
   }
 }

@@ -6,6 +6,8 @@ import { num } from "./values.ts";
 export type EndpointFull = EndpointRow & { account_id: string; group_name: string };
 type Raw = Record<string, unknown>;
 
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /** URL Groups and their endpoints, kept in memory on every node. */
 export class PgUrlGroupStore implements UrlGroupStorage {
   constructor(
@@ -20,7 +22,7 @@ export class PgUrlGroupStore implements UrlGroupStorage {
     return this.groups.get(this.key(accountId, name));
   }
   list(accountId: string): UrlGroupRow[] {
-    return this.groups.where((g) => g.account_id === accountId).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.groups.where((g) => g.account_id === accountId).sort(byName);
   }
   count(accountId: string): number {
     return this.groups.where((g) => g.account_id === accountId).length;
@@ -43,7 +45,7 @@ export class PgUrlGroupStore implements UrlGroupStorage {
   endpoints(accountId: string, group: string): EndpointRow[] {
     return this.endpointsOf(accountId, group).map(({ seq, name, url }) => ({ seq, name, url }));
   }
-  /** Numbered by the column's sequence, as SQLite's AUTOINCREMENT does: the order endpoints were added, on every node. */
+  /** Numbered by the column's sequence, as SQLite's AUTOINCREMENT does: the order they were added, on every node. */
   addEndpoint(accountId: string, group: string, name: string | undefined, url: string): number {
     const [row] = this.scope.tx.query("SELECT nextval(pg_get_serial_sequence('url_group_endpoints', 'seq')) AS seq");
     const seq = num(row!.seq);
@@ -61,6 +63,8 @@ export class PgUrlGroupStore implements UrlGroupStorage {
     for (const g of this.list(accountId)) this.delete(accountId, g.name);
   }
   private endpointsOf(accountId: string, group: string): EndpointFull[] {
-    return this.endpointsTable.where((e) => e.account_id === accountId && e.group_name === group).sort((a, b) => a.seq - b.seq);
+    return this.endpointsTable
+      .where((e) => e.account_id === accountId && e.group_name === group)
+      .sort((a, b) => a.seq - b.seq);
   }
 }
