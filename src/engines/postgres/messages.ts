@@ -169,15 +169,19 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   async census(nowMs: number): Promise<MessageCensus> {
     const [r] = await this.sql`
-      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due, count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
-             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total FROM messages`;
+      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due,
+             count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
+             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total
+      FROM messages`;
     return censusOf(r);
   }
 
   async accountCensus(accountId: string, nowMs: number): Promise<MessageCensus> {
     const [r] = await this.sql`
-      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due, count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
-             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total FROM messages WHERE account_id = ${accountId}`;
+      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due,
+             count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
+             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total
+      FROM messages WHERE account_id = ${accountId}`;
     return censusOf(r);
   }
 
@@ -241,6 +245,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     this.noteDue(atMs);
     if (atMs === null) return;
     if (this.tickDue === null || atMs < this.tickDue) this.tickDue = atMs;
-    if (this.lastStored && (this.lastStored.since === null || atMs < this.lastStored.since)) this.lastStored.since = atMs;
+    const stored = this.lastStored;
+    if (stored && (stored.since === null || atMs < stored.since)) stored.since = atMs;
   }
 }
