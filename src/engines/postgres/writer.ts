@@ -1,3 +1,4 @@
+import type { StorageFailure } from "../../store/errors.ts";
 import { receiveMessageOnPort, type MessagePort as NodeMessagePort } from "node:worker_threads";
 import type { Statement, StatementRunner, WriterReply, WriterRequest } from "./writer-protocol.ts";
 
@@ -6,7 +7,8 @@ function writerEntry(): string {
 }
 
 /** A statement of the tick failed, or the connection did: the tick's transaction is lost. */
-export class WriterError extends Error {
+export class WriterError extends Error implements StorageFailure {
+  readonly storageUnavailable = true;
   constructor(
     message: string,
     /** SQLSTATE when PostgreSQL answered with an error. */
