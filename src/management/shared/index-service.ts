@@ -41,8 +41,11 @@ export abstract class IndexService<Row extends IndexRowBase> {
 
   async remove(account: Account, id: string): Promise<void> {
     this.row(account, id);
-    await this.deps.commit.run(() => this.store.delete(account.id, id));
-    this.engine.forget(id);
+    // Its statistics go with it, in the same write.
+    await this.deps.commit.run(() => {
+      this.store.delete(account.id, id);
+      this.engine.forget(id);
+    });
   }
 
   /** The account's index, else 404: another account's index does not exist for this caller. */
