@@ -31,8 +31,8 @@ export interface MessageStorage {
   read(accountId: string, id: string): MessageRecord | undefined | Promise<MessageRecord | undefined>;
   due(nowMs: number, limit: number): MessageRecord[];
   claim(id: string): void;
-  /** The attempt this process started on the message is still its own (not handed back to others). */
-  stillClaimed(id: string): boolean;
+  /** Of these messages, those whose attempt this process started is still its own (not handed back to others). */
+  stillClaimed(ids: readonly string[]): Set<string>;
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void;
   setDispatch(id: string, state: MessageState, dispatchAt: number | null): void;
   delete(id: string): boolean;
@@ -115,8 +115,8 @@ export class MessageStore implements MessageStorage {
     return this.get(accountId, id);
   }
   /** One process owns every attempt: nobody hands its claims to another. */
-  stillClaimed(_id: string): boolean {
-    return true;
+  stillClaimed(ids: readonly string[]): Set<string> {
+    return new Set(ids);
   }
   /** Due messages, oldest due first; the caller claims them in the same transaction. */
   due(nowMs: number, limit: number): MessageRecord[] {

@@ -89,7 +89,7 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
     expect(claimed).toEqual([m.id]);
     // Claimed: not due any more, and this process holds the attempt.
     expect(await commit.run(() => stores.messages.due(T0 + 1000, 10))).toEqual([]);
-    expect(await commit.run(() => stores.messages.stillClaimed(m.id))).toBe(true);
+    expect(await commit.run(() => stores.messages.stillClaimed([m.id]))).toEqual(new Set([m.id]));
     await commit.run(() => stores.messages.reschedule(m.id, "RETRY", T0 + 500, 1));
     expect(stores.messages.nextDueAt()).toBeLessThanOrEqual(T0 + 500);
     const again = await commit.run(() => {
@@ -313,8 +313,13 @@ test("PostgreSQL: two nodes firing the same schedule slot publish once", async (
     paused: 0, last_schedule_time: null, next_schedule_time: T0 + 60_000, last_states: "{}",
   };
   await a.commit.run(() => a.stores.schedules.upsert(row));
+  // As the scheduler's write does: take the slot, then move the next run time past it.
   const fire = (e: typeof a) =>
-    e.commit.run(() => e.stores.schedules.takeTrigger("acct", "sched", 1, T0 + 60_000));
+    e.commit.run(() => {
+      const took = e.stores.schedules.takeTrigger("acct", "sched", 1, T0 + 60_000);
+      if (took) e.stores.schedules.setNext("acct", "sched", 1, T0 + 120_000);
+      return took;
+    });
   const fired = await Promise.all([fire(a), fire(b)]);
   expect(fired.filter(Boolean)).toHaveLength(1);
   await Promise.all([a.close(), b.close()]);

@@ -82,19 +82,23 @@ export class NodeAttempts {
     this.hold(id, 1, null);
   }
 
-  /** The attempt this node holds is still the row's (locked: no hand-back races the outcome). */
-  stillClaimed(id: string): boolean {
-    const attempt = this.numbers.get(id);
-    if (attempt === undefined) return false;
-    const rows = this.scope.tx.query(
-      "SELECT 1 FROM messages WHERE id = $1 AND claimed_by = $2 AND attempt = $3 FOR UPDATE",
-      [id, this.node, attempt],
-    );
+  /** Those of the messages whose attempt this node holds is still the row's (locked: no hand-back races the outcome). */
+  stillClaimed(ids: readonly string[]): Set<string> {
+    const known = ids.filter((id) => this.numbers.has(id));
+    const held = new Set<string>();
+    if (known.length > 0) {
+      const rows = this.scope.tx.query(
+        `SELECT m.id FROM messages m JOIN unnest($1::text[], $2::int[]) AS c(id, attempt) ON m.id = c.id AND m.attempt = c.attempt
+         WHERE m.claimed_by = $3 ORDER BY m.id FOR UPDATE OF m`,
+        [known, known.map((id) => this.numbers.get(id)!), this.node],
+      );
+      for (const r of rows) held.add(r.id as string);
+    }
     // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
     // outcome is not recorded, and its partition is no longer busy here (once this is committed:
     // an earlier write of the tick may have been what took it away).
-    if (rows.length === 0) this.endOnCommit(id);
-    return rows.length > 0;
+    for (const id of ids) if (!held.has(id)) this.endOnCommit(id);
+    return held;
   }
 
   /** The write under way ends the attempt on `id` (if this node holds one): over once it is committed. */

@@ -38,6 +38,12 @@ export class PgMessageStore implements MessageStorage, TickPart {
   private reconcile: "none" | "needed" | "running" = "none";
   /** When the tick being committed released forgotten claims: due then, on this node too. */
   private releasedAt: number | null = null;
+  /**
+   * Rows this tick's transaction holds: inserted by it, or read by it with a lock. Nobody else can
+   * delete them before the commit, so deleting one needs no answer (one statement fewer to wait
+   * for per delivered message). Emptied when a write is undone (a row it inserted is gone again).
+   */
+  private readonly locked = new Set<string>();
 
   constructor(
     private readonly sql: SQL,
@@ -55,6 +61,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   insert(m: MessageRecord): void {
     const row = this.scope.tx.insert("messages", insertRowOf(m));
+    this.locked.add(m.id);
     const before = this.tickDue;
     this.noteWritten(m.dispatchAt);
     this.lastStored = { id: m.id, row, before, since: null };
@@ -90,6 +97,11 @@ export class PgMessageStore implements MessageStorage, TickPart {
   }
 
   delete(id: string): boolean {
+    if (this.locked.delete(id)) {
+      this.scope.tx.queue("DELETE FROM messages WHERE id = $1", [id]);
+      this.attempts.endOnCommit(id);
+      return true;
+    }
     const rows = this.scope.tx.query("DELETE FROM messages WHERE id = $1 RETURNING id", [id]);
     // Until this is committed a retried outcome of the attempt still matches it.
     this.attempts.endOnCommit(id);
@@ -104,6 +116,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     );
     const ids = rows.map((r) => r.id as string);
     for (const id of ids) this.attempts.endOnCommit(id);
+    this.locked.clear();
     return ids;
   }
 
@@ -114,27 +127,33 @@ export class PgMessageStore implements MessageStorage, TickPart {
       id,
       accountId,
     ]);
-    return row ? fromRow(messageRowOf(row)) : undefined;
+    if (!row) return undefined;
+    this.locked.add(id);
+    return fromRow(messageRowOf(row));
   }
 
   /** Claims the due messages of this node's partitions, skipping rows another transaction holds. */
   due(nowMs: number, limit: number): MessageRecord[] {
     const { due, nextDue } = this.attempts.claimDue(nowMs, limit);
+    for (const m of due) this.locked.add(m.id);
     this.nextDue = nextDue;
     return due;
   }
 
-  stillClaimed(id: string): boolean {
-    return this.attempts.stillClaimed(id);
+  stillClaimed(ids: readonly string[]): Set<string> {
+    const held = this.attempts.stillClaimed(ids);
+    for (const id of held) this.locked.add(id);
+    return held;
   }
 
   find(accountId: string, f: Filter, afterSeq: number | null, limit: number): Array<MessageRecord & { seq: number }> {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "id", time: "created_at" })
       .add("seq", ">", afterSeq ?? undefined)
       .select("messages", "seq", limit);
-    return querySharedNow(this.scope.tx, `${sql} FOR UPDATE`, params).map((row) =>
-      Object.assign(fromRow(messageRowOf(row)), { seq: num(row.seq) }),
-    );
+    return querySharedNow(this.scope.tx, `${sql} FOR UPDATE`, params).map((row) => {
+      this.locked.add(row.id as string);
+      return Object.assign(fromRow(messageRowOf(row)), { seq: num(row.seq) });
+    });
   }
 
   /** Nothing to recover here: the leader hands back what dead nodes held (see cluster.ts). */
@@ -196,6 +215,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
   begin(tx: TickSql): void {
     this.tickDue = null;
     this.lastStored = null;
+    this.locked.clear();
     if (this.reconcile === "none") return;
     const nowMs = this.now();
     const released = this.attempts.releaseForgotten(tx, nowMs);
@@ -214,6 +234,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
   rollback(mark: number): void {
     this.tickDue = mark < 0 ? null : mark;
     this.lastStored = null;
+    this.locked.clear();
   }
 
   finish(committed: boolean): void {
