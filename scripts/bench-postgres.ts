@@ -22,7 +22,10 @@ const { values } = parseArgs({
   },
 });
 const began = performance.now();
-const log = (text: string) => process.stderr.write(`[bench-postgres ${((performance.now() - began) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
+const log = (text: string) => {
+  const seconds = ((performance.now() - began) / 1000).toFixed(0).padStart(3);
+  process.stderr.write(`[bench-postgres ${seconds}s] ${text}\n`);
+};
 
 const sinkProc = await startSink();
 try {

@@ -48,17 +48,30 @@ export interface PostgresResults {
   errors: string[];
 }
 
-async function startNodes(db: string, n: number): Promise<ServerProcess[]> {
-  const args = [BUN, MAIN, "--port", "0", "--db", db, "--log-level", "warn"];
-  return Promise.all(Array.from({ length: n }, () => spawnServer(args, { env: { SVC_TOKEN: TOKEN }, timeoutMs: 60_000 })));
+/** What every row gets: the sink, N messages, and how many producers at once. */
+interface Load {
+  sink: SinkClient;
+  messages: number;
+  connections: number;
 }
 
-async function svcdRow(label: string, nodes: ServerProcess[], sink: SinkClient, messages: number, connections: number): Promise<PostgresRow> {
+async function startNodes(db: string, n: number): Promise<ServerProcess[]> {
+  const args = [BUN, MAIN, "--port", "0", "--db", db, "--log-level", "warn"];
+  const start = () => spawnServer(args, { env: { SVC_TOKEN: TOKEN }, timeoutMs: 60_000 });
+  return Promise.all(Array.from({ length: n }, start));
+}
+
+async function svcdRow(label: string, nodes: ServerProcess[], load: Load): Promise<PostgresRow> {
+  const { sink, messages, connections } = load;
   const headers = { authorization: `Bearer ${TOKEN}`, ...BODY_HEADERS };
   const url = (i: number, path: string) => `${nodes[i % nodes.length]!.url}/v2/publish/${sink.url}/${path}`;
   await sink.reset();
   const t0 = wallNow();
-  const due = await closedLoop({ connections, requests: messages, request: (i) => ({ url: url(i, "now"), headers, body: BODY }) });
+  const due = await closedLoop({
+    connections,
+    requests: messages,
+    request: (i) => ({ url: url(i, "now"), headers, body: BODY }),
+  });
   if (due.ok === 0) throw new Error(`${label}: no publish accepted (${due.firstError})`);
   const stats = await sink.waitForCount(due.ok, 300_000);
   if (stats.count < due.ok) throw new Error(`${label}: ${stats.count} of ${due.ok} messages arrived`);
@@ -72,33 +85,43 @@ async function svcdRow(label: string, nodes: ServerProcess[], sink: SinkClient, 
 }
 
 /** Runs a driver (scripts/bench/<file>) on Node 22 on a fresh database; its last stdout line is its result. */
-async function queueRow(label: string, file: string, sink: SinkClient, messages: number, connections: number): Promise<PostgresRow> {
-  if (!existsSync(NODE)) throw new Error(`${label}: ${NODE} is missing (npm install brings Node 22 with the "node" devDependency)`);
+async function queueRow(label: string, file: string, { sink, messages, connections }: Load): Promise<PostgresRow> {
+  if (!existsSync(NODE)) throw new Error(`${label}: ${NODE} is missing (npm install brings it: devDependency "node")`);
   const db = await freshDatabase();
   await sink.reset();
-  const args = ["--db", db, "--sink", sink.url, "--messages", String(messages), "--connections", String(connections)];
-  const proc = Bun.spawn([NODE, join(DRIVERS, file), ...args, "--concurrency", "64"], { stdout: "pipe", stderr: "pipe" });
+  const args = ["--db", db, "--sink", sink.url, "--messages", `${messages}`, "--connections", `${connections}`];
+  args.push("--concurrency", "64");
+  const proc = Bun.spawn([NODE, join(DRIVERS, file), ...args], { stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), 600_000);
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   clearTimeout(timer);
   const line = out.trim().split("\n").at(-1) ?? "";
-  if (code !== 0 || !line.startsWith("{")) throw new Error(`${label}: exit ${code}: ${(line + "\n" + err).trim().slice(-1500)}`);
+  if (code !== 0 || !line.startsWith("{")) {
+    throw new Error(`${label}: exit ${code}: ${`${line}\n${err}`.trim().slice(-1500)}`);
+  }
   const r = JSON.parse(line) as { delivered: number; e2eMps: number; enqueueRps: number };
   return { label, e2eMps: r.e2eMps, delivered: r.delivered, publishRps: r.enqueueRps };
 }
 
 async function serverSettings(): Promise<Record<string, string>> {
   const { admin } = await testPostgres();
-  const names = ["server_version", "fsync", "synchronous_commit", "full_page_writes"];
   const out: Record<string, string> = {};
-  for (const name of names) out[name] = String(((await admin`SELECT current_setting(${name}) AS v`) as Array<{ v: string }>)[0]!.v);
+  for (const name of ["server_version", "fsync", "synchronous_commit", "full_page_writes"]) {
+    const rows = (await admin`SELECT current_setting(${name}) AS v`) as Array<{ v: string }>;
+    out[name] = String(rows[0]!.v);
+  }
   return out;
 }
 
 function versions(): Record<string, string> {
   const of = (name: string) => {
     try {
-      return (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
+      const file = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+      return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
     } catch {
       return "not installed";
     }
@@ -106,13 +129,15 @@ function versions(): Record<string, string> {
   return { "pg-boss": of("pg-boss"), "graphile-worker": of("graphile-worker"), node: of("node") };
 }
 
-export async function measurePostgres(o: {
-  messages: number;
-  connections: number;
-  sink: SinkClient;
-  log: (text: string) => void;
-}): Promise<PostgresResults> {
-  const r: PostgresResults = { messages: o.messages, connections: o.connections, server: {}, versions: versions(), nodes: [], errors: [] };
+export async function measurePostgres(o: Load & { log: (text: string) => void }): Promise<PostgresResults> {
+  const r: PostgresResults = {
+    messages: o.messages,
+    connections: o.connections,
+    server: {},
+    versions: versions(),
+    nodes: [],
+    errors: [],
+  };
   const attempt = async <T>(label: string, fn: () => Promise<T>): Promise<T | undefined> => {
     o.log(`PostgreSQL comparison: ${label}`);
     try {
@@ -129,7 +154,7 @@ export async function measurePostgres(o: {
     const dir = mkdtempSync(join(tmpdir(), "svcd-bench-pg-"));
     const nodes = await startNodes(join(dir, "svcd.sqlite"), 1);
     try {
-      return await svcdRow("svcd, SQLite, 1 node", nodes, o.sink, o.messages, o.connections);
+      return await svcdRow("svcd, SQLite, 1 node", nodes, o);
     } finally {
       await Promise.all(nodes.map((n) => n.stop()));
       rmSync(dir, { recursive: true, force: true });
@@ -141,14 +166,14 @@ export async function measurePostgres(o: {
     const row = await attempt(label, async () => {
       const nodes = await startNodes(await freshDatabase(), n);
       try {
-        return await svcdRow(label, nodes, o.sink, o.messages, o.connections);
+        return await svcdRow(label, nodes, o);
       } finally {
         await Promise.all(nodes.map((node) => node.stop()));
       }
     });
     if (row) r.nodes[n - 1] = row;
   }
-  r.pgBoss = await attempt("pg-boss", () => queueRow("pg-boss", "pg-boss-run.mjs", o.sink, o.messages, o.connections));
-  r.graphile = await attempt("graphile-worker", () => queueRow("graphile-worker", "graphile-run.mjs", o.sink, o.messages, o.connections));
+  r.pgBoss = await attempt("pg-boss", () => queueRow("pg-boss", "pg-boss-run.mjs", o));
+  r.graphile = await attempt("graphile-worker", () => queueRow("graphile-worker", "graphile-run.mjs", o));
   return r;
 }

