@@ -2,14 +2,16 @@
  * `npm run bench`: measures svcd against the limits of this machine, every figure as a ratio to a
  * baseline taken in the same run (these machines are noisy: never compare absolute numbers
  * across runs). Starts everything it needs on loopback, prints the table, writes BENCHMARKS.md
- * and exits by itself within the deadline (BENCH_DEADLINE_SECONDS, default 480).
+ * and exits by itself within the deadline (BENCH_DEADLINE_SECONDS, default 720).
  *
- *   bun scripts/bench.ts            full run (about 4 minutes on 2 cores)
+ *   bun scripts/bench.ts            full run (about 6 minutes on 2 cores)
  *   BENCH_QUICK=1 bun scripts/bench.ts   smoke run with small sizes
  *
  * Processes: svcd under test (`bun src/main.ts --port 0 --db <tmp> --log-level warn`), the
  * delivery sink and the bare baseline server each run on their own; the load generator
- * (scripts/bench/load.ts) runs here and drives both sides of every comparison.
+ * (scripts/bench/load.ts) runs here and drives both sides of every comparison. The PostgreSQL
+ * comparison (rows 9a–9d, scripts/bench/measure-postgres.ts) starts the embedded PostgreSQL of the
+ * tests, and runs pg-boss and graphile-worker on the Node 22 of the `node` devDependency.
  */
 import { mkdtempSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -21,13 +23,16 @@ import { measureDelay } from "./bench/measure-delay.ts";
 import { endToEndRun } from "./bench/measure-end-to-end.ts";
 import { measureFanout } from "./bench/measure-fanout.ts";
 import { measureLatency } from "./bench/measure-latency.ts";
+import { measurePostgres } from "./bench/measure-postgres.ts";
 import { bareLoad, DELAYED, publishLoad } from "./bench/measure-publish.ts";
 import { measureStart } from "./bench/measure-start.ts";
 import { measureStatistics } from "./bench/measure-statistics.ts";
 import { removeDir, SinkClient, startBare, startSink, startSvcd, type Helper, type Svcd } from "./bench/procs.ts";
 import { GENERATOR } from "./bench/load.ts";
 import { machine, markdownTable, rows, terminalTable, threadsSection, type Results } from "./bench/report.ts";
+import { postgresSection } from "./bench/report-postgres.ts";
 import { threadDelta, threadTimes } from "./bench/threads.ts";
+import { stopTestPostgres } from "../test/helpers/postgres.ts";
 
 const COMMAND = BENCH.quick ? "BENCH_QUICK=1 npm run bench" : "npm run bench";
 const OUT = new URL("../BENCHMARKS.md", import.meta.url).pathname;
@@ -112,6 +117,8 @@ async function writeReport(complete: boolean) {
     table,
     "",
     threadsSection(results.threads),
+    "",
+    postgresSection(results.postgres),
     results.errors.length ? `\nErrors in this run:\n\n\`\`\`\n${results.errors.join("\n")}\n\`\`\`` : "",
     "",
     analysis.trim(),
@@ -123,6 +130,7 @@ async function writeReport(complete: boolean) {
 }
 
 async function cleanUp() {
+  await stopTestPostgres().catch(() => {});
   for (const p of [...live].reverse()) await p.stop().catch(() => {});
   for (const dir of dirs) removeDir(dir);
 }
@@ -218,6 +226,10 @@ await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delay
 
 await step("statistics", async () => void (results.statistics = await measureStatistics()));
 await step("start of the compiled binary", async () => void (results.start = await measureStart()));
+await step("PostgreSQL: svcd on 1–3 nodes and on SQLite, pg-boss, graphile-worker", async () => {
+  results.postgres = await measurePostgres({ messages: BENCH.postgresMessages, connections: BENCH.connections, sink, log });
+  await stopTestPostgres();
+});
 
 clearTimeout(deadline);
 await writeReport(true);

@@ -1,5 +1,5 @@
 /**
- * Sizes and durations of every measurement. The full run takes about 4 minutes on a 2-core box
+ * Sizes and durations of every measurement. The full run takes about 6 minutes on a 2-core box
  * and stops itself at the deadline; BENCH_QUICK=1 shrinks everything for a smoke run. Each size can be overridden by its own
  * env variable (BENCH_<NAME>), e.g. BENCH_BACKLOG=200000.
  */
@@ -35,6 +35,8 @@ export const BENCH = {
   fanoutRounds: size("FANOUT_ROUNDS", 5, 2),
   startRuns: size("START_RUNS", 10, 3),
   delayMessages: size("DELAY_MESSAGES", 400, 100),
+  /** Messages per row of the PostgreSQL comparison (svcd on 1–3 nodes and SQLite, pg-boss, graphile-worker). */
+  postgresMessages: size("POSTGRES_MESSAGES", 20_000, 2_000),
   /** Hard stop for the whole run, in seconds: the bench must exit by itself. */
-  deadlineSeconds: size("DEADLINE_SECONDS", 480, 180),
+  deadlineSeconds: size("DEADLINE_SECONDS", 720, 300),
 };

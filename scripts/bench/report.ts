@@ -8,6 +8,8 @@ import type { FanoutResult } from "./measure-fanout.ts";
 import type { LatencyResult } from "./measure-latency.ts";
 import type { PublishThroughput } from "./measure-publish.ts";
 import type { LoadResult } from "./load.ts";
+import type { PostgresResults } from "./measure-postgres.ts";
+import { postgresRows } from "./report-postgres.ts";
 import type { StartResult } from "./measure-start.ts";
 import type { StatisticsResult } from "./measure-statistics.ts";
 
@@ -29,6 +31,7 @@ export interface Results {
   statistics?: StatisticsResult;
   start?: StartResult;
   delay?: DelayAccuracy;
+  postgres?: PostgresResults;
   /** CPU ms per thread of svcd during a phase, per 1,000 messages (= µs per message). */
   threads?: Record<string, Array<{ name: string; ms: number }>>;
   errors: string[];
@@ -210,6 +213,7 @@ export function rows(r: Results): Row[] {
       met: d.early === 0 && d.lost === 0 ? "n/a" : "no",
     });
   } else missing("8", "Delay accuracy", "failed");
+  out.push(...postgresRows(r.postgres));
   return out;
 }
 
