@@ -1,6 +1,9 @@
 import type { StorageFailure } from "../../store/errors.ts";
-import { receiveMessageOnPort, type MessagePort as NodeMessagePort } from "node:worker_threads";
+import { receiveMessageOnPort } from "node:worker_threads";
 import type { Statement, StatementRunner, WriterReply, WriterRequest } from "./writer-protocol.ts";
+
+/** Bun's MessagePort is the one node:worker_threads takes (one class at run time; the type definitions differ). */
+const receiveNow = receiveMessageOnPort as (port: MessagePort) => { message: unknown } | undefined;
 
 function writerEntry(): string {
   return import.meta.url.includes("$bunfs") ? "./engines/postgres/writer-thread.ts" : new URL("./writer-thread.ts", import.meta.url).href;
@@ -119,7 +122,7 @@ export class Writer implements StatementRunner {
   }
 
   private receive(): WriterReply | undefined {
-    return receiveMessageOnPort(this.port as unknown as NodeMessagePort)?.message as WriterReply | undefined;
+    return receiveNow(this.port)?.message as WriterReply | undefined;
   }
 
   private settle(reply: WriterReply, duringSyncCall = false): void {
