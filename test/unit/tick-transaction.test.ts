@@ -101,6 +101,29 @@ test("a row still queued can be changed; once sent it cannot", async () => {
   expect(batches[0]!.params[1]).toEqual(["a", "ACTIVE"]);
 });
 
+test("consecutive queueEach calls of one text go as one statement with every key; a savepoint can split them", async () => {
+  const { writer, batches } = recordingWriter();
+  const tx = new TickTransaction(writer);
+  const del = "DELETE FROM m WHERE id = ANY($1::text[])";
+  tx.begin();
+  tx.queueEach(del, "a");
+  tx.keep();
+  tx.begin();
+  tx.queueEach(del, "b");
+  tx.query("SELECT 1");
+  tx.keep();
+  tx.queueEach(del, "c");
+  tx.queueEach(del, "d");
+  await tx.commit();
+  expect(batches.map((b) => b.texts)).toEqual([
+    ["BEGIN", del, "SAVEPOINT s0", del, "SELECT 1"],
+    ["RELEASE SAVEPOINT s0", del],
+  ]);
+  expect(batches[0]!.params[1]).toEqual([["a"]]);
+  expect(batches[0]!.params[3]).toEqual([["b"]]);
+  expect(batches[1]!.params[1]).toEqual([["c", "d"]]);
+});
+
 test("a tick that wrote nothing sends nothing", async () => {
   const { writer, batches } = recordingWriter();
   const tx = new TickTransaction(writer);

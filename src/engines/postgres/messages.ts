@@ -98,7 +98,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   delete(id: string): boolean {
     if (this.locked.delete(id)) {
-      this.scope.tx.queue("DELETE FROM messages WHERE id = $1", [id]);
+      this.scope.tx.queueEach("DELETE FROM messages WHERE id = ANY($1::text[])", id);
       this.attempts.endOnCommit(id);
       return true;
     }

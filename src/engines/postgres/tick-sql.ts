@@ -24,6 +24,12 @@ export interface TickSql {
    * caller then updates the row with a statement.
    */
   patchQueued(row: QueuedRow, changes: PgRow): boolean;
+  /**
+   * Runs `text` for `key`, as `queue` does: `text` takes the keys as its one parameter, an array
+   * (`DELETE FROM t WHERE id = ANY($1::text[])`); calls one after another with the same text go
+   * as one statement with all their keys.
+   */
+  queueEach(text: string, key: unknown): void;
 }
 
 /** A row `insert` queued (see `patchQueued`). */
@@ -42,7 +48,16 @@ interface Insert {
   rows: unknown[][];
 }
 
-type Queued = { kind: "statement"; statement: Statement } | Insert;
+/** Keys of consecutive `queueEach` calls with one text (a row each, of one value: see Insert). */
+interface Each {
+  kind: "each";
+  text: string;
+  rows: unknown[][];
+}
+
+type Group = Insert | Each;
+
+type Queued = { kind: "statement"; statement: Statement } | Group;
 
 /** Where the queue stood: items, and rows in the last one (an insert may grow after the mark). */
 interface Position {
@@ -126,6 +141,13 @@ export class TickTransaction implements TickSql {
     return true;
   }
 
+  queueEach(text: string, key: unknown): void {
+    this.throwIfFailed();
+    const last = this.queued[this.queued.length - 1];
+    if (last?.kind === "each" && last.text === text && last.rows.length < MAX_PARAMS) last.rows.push([key]);
+    else this.queued.push({ kind: "each", text, rows: [[key]] });
+  }
+
   /** A write (or a nested part of one) begins: what it does can be undone alone. */
   begin(): void {
     this.frames.push({ name: `s${this.frames.length}`, at: this.position(), sent: false });
@@ -198,13 +220,13 @@ export class TickTransaction implements TickSql {
 
   private position(): Position {
     const last = this.queued[this.queued.length - 1];
-    return { items: this.queued.length, rows: last?.kind === "insert" ? last.rows.length : 0 };
+    return { items: this.queued.length, rows: last && last.kind !== "statement" ? last.rows.length : 0 };
   }
 
   private truncate(at: Position): void {
     this.queued.length = at.items;
     const last = this.queued[at.items - 1];
-    if (last?.kind === "insert") last.rows.length = at.rows;
+    if (last && last.kind !== "statement") last.rows.length = at.rows;
   }
 
   /**
@@ -221,18 +243,18 @@ export class TickTransaction implements TickSql {
         out.push(item.statement);
         return;
       }
-      // A savepoint may fall inside a multi-row insert: the rows before it go first.
-      item.sent = true;
+      // A savepoint may fall inside a group: the rows before it go first.
+      if (item.kind === "insert") item.sent = true;
       let from = 0;
       while (frame < unsent.length && unsent[frame]!.at.items <= index + 1) {
         const f = unsent[frame]!;
         const cut = f.at.items === index + 1 ? f.at.rows : 0;
-        if (cut > from) out.push(insertStatement(item, from, cut));
+        if (cut > from) out.push(groupStatement(item, from, cut));
         from = Math.max(from, cut);
         out.push(savepoint(f));
         frame++;
       }
-      if (from < item.rows.length) out.push(insertStatement(item, from, item.rows.length));
+      if (from < item.rows.length) out.push(groupStatement(item, from, item.rows.length));
     });
     while (frame < unsent.length) out.push(savepoint(unsent[frame++]!));
     this.queued = [];
@@ -249,6 +271,11 @@ function savepoint(frame: Frame): Statement {
 
 function sameColumns(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((c, i) => c === b[i]);
+}
+
+function groupStatement(item: Group, from: number, to: number): Statement {
+  if (item.kind === "each") return { text: item.text, params: [item.rows.slice(from, to).map((r) => r[0])] };
+  return insertStatement(item, from, to);
 }
 
 function insertStatement(item: Insert, from: number, to: number): Statement {
