@@ -2,7 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { FlowPins, GlobalSlotsLayout } from "../model/flow-control.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { Transactor } from "../store/transactor.ts";
 import type { FlowLaneStats } from "./gate.ts";
 import { globalSlotsInUse } from "./global-slots.ts";
 import type { FlowKeyStorage, KeySettings } from "./key-store.ts";

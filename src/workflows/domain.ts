@@ -7,7 +7,7 @@ import type { DeadLetters } from "../dlq/dead-letters.ts";
 import type { DlqStorage } from "../dlq/store.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
-import type { MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/storage.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";

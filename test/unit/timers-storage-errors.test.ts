@@ -7,7 +7,7 @@ import { RealClock } from "../../src/core/clock.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { MetricsEngine } from "../../src/metrics/engine.ts";
 import { RollupStore } from "../../src/metrics/store.ts";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import { waitUntil } from "../helpers/wait.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import type { RunRecord, StepEntry } from "../../src/workflows/model.ts";
 import { encodeRawSteps } from "../../src/workflows/raw-steps.ts";

@@ -3,7 +3,7 @@ import type { SQL } from "bun";
 import { keyRowOf, type FlowKeyStorage, type KeySettings } from "../../flow-control/key-store.ts";
 import type { FlowStorage } from "../../flow-control/store.ts";
 import { dueAgainStateSql, type FlowControl } from "../../model/message.ts";
-import type { MessageStorage } from "../../messages/store.ts";
+import type { MessageStorage } from "../../messages/storage.ts";
 import { FlowControlJson } from "../../model/columns.ts";
 import { jsonColumn } from "../../store/json-column.ts";
 import type { CachedTable } from "./cached-table.ts";

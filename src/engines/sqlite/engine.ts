@@ -1,26 +1,26 @@
 import { statSync } from "node:fs";
-import { AccountStore } from "../accounts/store.ts";
-import type { Logger } from "../core/log.ts";
-import { DedupStore } from "../dedup/store.ts";
-import { DlqStore } from "../dlq/store.ts";
-import { FlowKeyStore } from "../flow-control/key-store.ts";
-import { FlowStore } from "../flow-control/store.ts";
-import { EventStore } from "../logs/store.ts";
-import { createSearchStore } from "../management/search/store.ts";
-import { createVectorStore, UsageFixtureLedger } from "../management/vector/store.ts";
-import { MessageStore } from "../messages/store.ts";
-import { RollupStore } from "../metrics/store.ts";
-import { MIGRATIONS } from "./migrations.ts";
-import { QueueStore } from "../queues/store.ts";
-import { ScheduleStore } from "../schedules/store.ts";
-import { SharedBodies } from "../store/bodies.ts";
-import { GroupCommit } from "../store/group-commit.ts";
-import { openStore } from "../store/open.ts";
-import { BackgroundCheckpointer } from "../store/wal.ts";
-import { UrlGroupStore } from "../url-groups/store.ts";
-import { WaitStore } from "../workflows/wait-store.ts";
-import { RunStore } from "../workflows/store.ts";
-import { SINGLE_NODE, type SqliteStorage, type Stores } from "./engine.ts";
+import { AccountStore } from "../../accounts/store.ts";
+import type { Logger } from "../../core/log.ts";
+import { DedupStore } from "../../dedup/store.ts";
+import { DlqStore } from "../../dlq/store.ts";
+import { FlowKeyStore } from "../../flow-control/key-store.ts";
+import { FlowStore } from "../../flow-control/store.ts";
+import { createSearchStore } from "../../management/search/store.ts";
+import { createVectorStore, UsageFixtureLedger } from "../../management/vector/store.ts";
+import { RollupStore } from "../../metrics/store.ts";
+import { MIGRATIONS } from "../migrations.ts";
+import { QueueStore } from "../../queues/store.ts";
+import { ScheduleStore } from "../../schedules/store.ts";
+import { SharedBodies } from "./bodies.ts";
+import { SqliteEventStore } from "./events.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { SqliteMessageStore } from "./messages.ts";
+import { openStore } from "./open.ts";
+import { BackgroundCheckpointer } from "./wal.ts";
+import { UrlGroupStore } from "../../url-groups/store.ts";
+import { WaitStore } from "../../workflows/wait-store.ts";
+import { RunStore } from "../../workflows/store.ts";
+import { SINGLE_NODE, type SqliteStorage, type Stores } from "../engine.ts";
 
 /**
  * The embedded engine: one SQLite file in WAL mode (or memory), every domain's migrations applied
@@ -41,8 +41,8 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
     membership: SINGLE_NODE,
     stores: {
       accounts: new AccountStore(db),
-      messages: new MessageStore(db, bodies),
-      events: new EventStore(db, bodies),
+      messages: new SqliteMessageStore(db, bodies),
+      events: new SqliteEventStore(db, bodies),
       dlq: new DlqStore(db),
       queues: new QueueStore(db),
       schedules: new ScheduleStore(db),
