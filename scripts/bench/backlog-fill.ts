@@ -10,7 +10,7 @@ import { statSync } from "node:fs";
 import { DEFAULT_ACCOUNT } from "../../src/config/config.ts";
 import { newMessageId } from "../../src/core/ids.ts";
 import { DeadLetters } from "../../src/dlq/dead-letters.ts";
-import { DlqStore } from "../../src/dlq/store.ts";
+import { SqliteDlqStore } from "../../src/engines/sqlite/dlq.ts";
 import { eventLogListener } from "../../src/logs/event-log.ts";
 import { SqliteEventStore } from "../../src/engines/sqlite/events.ts";
 import { MessageLifecycle } from "../../src/messages/lifecycle.ts";
@@ -50,7 +50,7 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
     store: new SqliteMessageStore(db, bodies),
     events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new SqliteEventStore(db, bodies))]),
     admit: () => {},
-    deadLetters: new DeadLetters(new DlqStore(db)),
+    deadLetters: new DeadLetters(new SqliteDlqStore(db)),
   });
   const now = Date.now();
   const due = now + DAY_MS;

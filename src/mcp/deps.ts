@@ -2,7 +2,7 @@ import type { AppContext } from "../context/app-context.ts";
 import type { controlActions } from "../control/routes.ts";
 import type { DlqFields } from "../dlq/routes.ts";
 import type { DlqService } from "../dlq/service.ts";
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import type { FlowControlService } from "../flow-control/service.ts";
 import type { EventStorage } from "../logs/storage.ts";
 import type { PublishService } from "../messages/publish.ts";

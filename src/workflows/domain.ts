@@ -4,7 +4,7 @@ import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DeadLetters } from "../dlq/dead-letters.ts";
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
 import type { MessageStorage } from "../messages/storage.ts";

@@ -1,4 +1,4 @@
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import { headerMap } from "../messages/views.ts";
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { beforeEach, describe, expect, test } from "bun:test";
-import { DlqStore } from "../../src/dlq/store.ts";
+import { SqliteDlqStore } from "../../src/engines/sqlite/dlq.ts";
 import { SqliteEventStore } from "../../src/engines/sqlite/events.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import { SqliteMessageStore } from "../../src/engines/sqlite/messages.ts";
@@ -14,7 +14,7 @@ import { MIGRATIONS } from "../../src/engines/migrations.ts";
 let db: Database;
 let messages: SqliteMessageStore;
 let events: SqliteEventStore;
-let dlq: DlqStore;
+let dlq: SqliteDlqStore;
 let n = 0;
 
 function message(over: Partial<MessageRecord> = {}): MessageRecord {
@@ -49,7 +49,7 @@ beforeEach(() => {
   const bodies = new SharedBodies(db);
   messages = new SqliteMessageStore(db, bodies);
   events = new SqliteEventStore(db, bodies);
-  dlq = new DlqStore(db);
+  dlq = new SqliteDlqStore(db);
 });
 
 describe("checkConsistency", () => {

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/core/clock.ts";
 import { levelFor, MetricsEngine } from "../../src/metrics/engine.ts";
 import { metricsMigrations } from "../../src/metrics/schema.ts";
-import { RollupStore } from "../../src/metrics/store.ts";
+import { SqliteRollupStore } from "../../src/engines/sqlite/rollups.ts";
 import { dayGrid, MINUTE_MS, monthGrid, PERIOD_NAMES, periodGrid, pointStartMs } from "../../src/metrics/time.ts";
 import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 
@@ -18,7 +18,7 @@ beforeEach(() => {
   db = openDatabase(null);
   migrate(db, metricsMigrations);
   clock = new ManualClock(NOW);
-  engine = new MetricsEngine(new RollupStore(db), clock);
+  engine = new MetricsEngine(new SqliteRollupStore(db), clock);
 });
 afterEach(() => {
   engine.stop();

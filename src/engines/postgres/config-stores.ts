@@ -1,9 +1,9 @@
 import type { SQL } from "bun";
-import type { AccountRow } from "../../accounts/store.ts";
+import type { AccountRow } from "../../accounts/storage.ts";
 import type { SearchIndexRow } from "../../management/search/store.ts";
 import type { VectorIndexRow } from "../../management/vector/store.ts";
-import type { QueueRow } from "../../queues/store.ts";
-import type { UrlGroupRow } from "../../url-groups/store.ts";
+import type { QueueRow } from "../../queues/storage.ts";
+import type { UrlGroupRow } from "../../url-groups/storage.ts";
 import { CachedTable } from "./cached-table.ts";
 import type { FlowKeyRow, RateStartRow } from "./flow-stores.ts";
 import type { LedgerRow } from "./index-stores.ts";

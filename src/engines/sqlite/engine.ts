@@ -1,25 +1,25 @@
 import { statSync } from "node:fs";
-import { AccountStore } from "../../accounts/store.ts";
+import { SqliteAccountStore } from "./account-store.ts";
 import type { Logger } from "../../core/log.ts";
-import { DedupStore } from "../../dedup/store.ts";
-import { DlqStore } from "../../dlq/store.ts";
-import { FlowKeyStore } from "../../flow-control/key-store.ts";
-import { FlowStore } from "../../flow-control/store.ts";
+import { SqliteDedupStore } from "./dedup.ts";
+import { SqliteDlqStore } from "./dlq.ts";
+import { FlowKeyStore as SqliteFlowKeyStore } from "../../flow-control/key-store.ts";
+import { FlowStore as SqliteFlowStore } from "../../flow-control/store.ts";
 import { createSearchStore } from "../../management/search/store.ts";
-import { createVectorStore, UsageFixtureLedger } from "../../management/vector/store.ts";
-import { RollupStore } from "../../metrics/store.ts";
+import { createVectorStore, UsageFixtureLedger as SqliteUsageLedger } from "../../management/vector/store.ts";
+import { SqliteRollupStore } from "./rollups.ts";
 import { MIGRATIONS } from "../migrations.ts";
-import { QueueStore } from "../../queues/store.ts";
-import { ScheduleStore } from "../../schedules/store.ts";
+import { SqliteQueueStore } from "./queue-store.ts";
+import { SqliteScheduleStore } from "./schedules.ts";
 import { SharedBodies } from "./bodies.ts";
 import { SqliteEventStore } from "./events.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { SqliteMessageStore } from "./messages.ts";
 import { openStore } from "./open.ts";
 import { BackgroundCheckpointer } from "./wal.ts";
-import { UrlGroupStore } from "../../url-groups/store.ts";
-import { WaitStore } from "../../workflows/wait-store.ts";
-import { RunStore } from "../../workflows/store.ts";
+import { SqliteUrlGroupStore } from "./url-group-store.ts";
+import { WaitStore as SqliteWaitStore } from "../../workflows/wait-store.ts";
+import { RunStore as SqliteRunStore } from "../../workflows/store.ts";
 import { SINGLE_NODE, type SqliteStorage, type Stores } from "../engine.ts";
 
 /**
@@ -40,22 +40,22 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
     db,
     membership: SINGLE_NODE,
     stores: {
-      accounts: new AccountStore(db),
+      accounts: new SqliteAccountStore(db),
       messages: new SqliteMessageStore(db, bodies),
       events: new SqliteEventStore(db, bodies),
-      dlq: new DlqStore(db),
-      queues: new QueueStore(db),
-      schedules: new ScheduleStore(db),
-      flow: new FlowStore(db),
-      flowKeys: new FlowKeyStore(db),
-      groups: new UrlGroupStore(db),
-      dedup: new DedupStore(db),
-      rollups: new RollupStore(db),
-      runs: new RunStore(db),
-      waits: new WaitStore(db),
+      dlq: new SqliteDlqStore(db),
+      queues: new SqliteQueueStore(db),
+      schedules: new SqliteScheduleStore(db),
+      flow: new SqliteFlowStore(db),
+      flowKeys: new SqliteFlowKeyStore(db),
+      groups: new SqliteUrlGroupStore(db),
+      dedup: new SqliteDedupStore(db),
+      rollups: new SqliteRollupStore(db),
+      runs: new SqliteRunStore(db),
+      waits: new SqliteWaitStore(db),
       search: createSearchStore(db),
       vector: createVectorStore(db),
-      usageLedger: new UsageFixtureLedger(db),
+      usageLedger: new SqliteUsageLedger(db),
     } satisfies Stores,
     services: opts.path ? [new BackgroundCheckpointer(db, opts.path, opts.log)] : [],
     probe: () => void probe.get(),
