@@ -15,8 +15,7 @@ import type { QueueStorage } from "../queues/storage.ts";
 import type { ScheduleStorage } from "../schedules/storage.ts";
 import type { Transactor } from "../store/transactor.ts";
 import type { UrlGroupStorage } from "../url-groups/storage.ts";
-import type { WaitStorage } from "../workflows/wait-store.ts";
-import type { RunStorage } from "../workflows/store.ts";
+import type { RunStorage, WaitStorage } from "../workflows/storage.ts";
 
 /** Every domain's store, built once by the storage engine; the domains get theirs in their constructors. */
 export interface Stores {

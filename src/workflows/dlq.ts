@@ -17,7 +17,7 @@ import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides
 import type { RunRecord } from "./model.ts";
 import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 import { andThen, type Maybe } from "../util/maybe.ts";
 
 export interface WorkflowDlqDeps {

@@ -22,9 +22,8 @@ import { RunEndings, RunSettler, SettleRequests, type RunMessages } from "./run-
 import { RunEvents } from "./run-events.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage, WaitStorage } from "./storage.ts";
 import { TriggerService } from "./trigger.ts";
-import type { WaitStorage } from "./wait-store.ts";
 import { WaitTimeouts } from "./wait-timeouts.ts";
 import { publishTimeout, WaitService } from "./waits.ts";
 

@@ -7,7 +7,7 @@ import type { FailureCallbackState, FailureFunction, StepDeliveryState, StepErro
 import { textOf } from "./raw-steps.ts";
 import type { RunEndings } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /** What the SDK's endpoint answered when a step failed: the error's message, else the body's text. */
 function failResponse(outcome: DeliveryOutcome, error: string): string {

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { RunRecord, StepDeliveryState, StepDetails, StepEntry, StepError } from "../../workflows/model.ts";
 import { errorsByMessage, runListQuery, runRowOf, stepRowOf, toRun } from "../../workflows/run-rows.ts";
-import type { RunFilter, RunStorage } from "../../workflows/store.ts";
+import type { RunFilter, RunStorage } from "../../workflows/storage.ts";
 import type { TickScope } from "./tick.ts";
 import { num, runShared } from "./values.ts";
 import { errorRowOfPg, runRowOfPg, stepOfPg } from "./workflow-rows.ts";

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { Waiter } from "../../workflows/model.ts";
 import { waiterRowOf, type StoredWaiter } from "../../workflows/run-rows.ts";
-import type { WaitStorage } from "../../workflows/wait-store.ts";
+import type { WaitStorage } from "../../workflows/storage.ts";
 import type { TickPart, TickScope } from "./tick.ts";
 import { bytes, numOrNull } from "./values.ts";
 import { waiterOfPg } from "./workflow-rows.ts";

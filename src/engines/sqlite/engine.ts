@@ -16,9 +16,9 @@ import { GroupCommit } from "./group-commit.ts";
 import { SqliteMessageStore } from "./messages.ts";
 import { openStore } from "./open.ts";
 import { BackgroundCheckpointer } from "./wal.ts";
+import { SqliteRunStore } from "./workflow-runs.ts";
+import { SqliteWaitStore } from "./workflow-waits.ts";
 import { SqliteUrlGroupStore } from "./url-group-store.ts";
-import { WaitStore as SqliteWaitStore } from "../../workflows/wait-store.ts";
-import { RunStore as SqliteRunStore } from "../../workflows/store.ts";
 import { SINGLE_NODE, type SqliteStorage, type Stores } from "../engine.ts";
 
 /**
