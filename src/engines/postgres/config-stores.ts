@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { AccountRow } from "../../accounts/storage.ts";
-import type { SearchIndexRow } from "../../management/search/store.ts";
-import type { VectorIndexRow } from "../../management/vector/store.ts";
+import type { SearchIndexRow } from "../../management/search/storage.ts";
+import type { VectorIndexRow } from "../../management/vector/storage.ts";
 import type { QueueRow } from "../../queues/storage.ts";
 import type { UrlGroupRow } from "../../url-groups/storage.ts";
 import { CachedTable } from "./cached-table.ts";

@@ -1,30 +1,30 @@
 import { statSync } from "node:fs";
-import { SqliteAccountStore } from "./account-store.ts";
 import type { Logger } from "../../core/log.ts";
+import { SINGLE_NODE, type SqliteStorage, type Stores } from "../engine.ts";
+import { MIGRATIONS } from "../migrations.ts";
+import { SqliteAccountStore } from "./account-store.ts";
+import { SharedBodies } from "./bodies.ts";
 import { SqliteDedupStore } from "./dedup.ts";
 import { SqliteDlqStore } from "./dlq.ts";
-import { createSearchStore } from "../../management/search/store.ts";
-import { createVectorStore, UsageFixtureLedger as SqliteUsageLedger } from "../../management/vector/store.ts";
-import { SqliteRollupStore } from "./rollups.ts";
-import { MIGRATIONS } from "../migrations.ts";
-import { SqliteQueueStore } from "./queue-store.ts";
-import { SqliteScheduleStore } from "./schedules.ts";
-import { SharedBodies } from "./bodies.ts";
 import { SqliteEventStore } from "./events.ts";
 import { SqliteFlowKeyStore, SqliteFlowStore } from "./flow-stores.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { createSearchStore, createVectorStore, SqliteUsageLedger } from "./index-stores.ts";
 import { SqliteMessageStore } from "./messages.ts";
 import { openStore } from "./open.ts";
+import { SqliteQueueStore } from "./queue-store.ts";
+import { SqliteRollupStore } from "./rollups.ts";
+import { SqliteScheduleStore } from "./schedules.ts";
+import { SqliteUrlGroupStore } from "./url-group-store.ts";
 import { BackgroundCheckpointer } from "./wal.ts";
 import { SqliteRunStore } from "./workflow-runs.ts";
 import { SqliteWaitStore } from "./workflow-waits.ts";
-import { SqliteUrlGroupStore } from "./url-group-store.ts";
-import { SINGLE_NODE, type SqliteStorage, type Stores } from "../engine.ts";
 
 /**
  * The embedded engine: one SQLite file in WAL mode (or memory), every domain's migrations applied
- * at open (a file that cannot be used fails the start with one line), statements prepared once per store, synchronous writes inside one group commit per tick.
- * A file database checkpoints its WAL on a thread of its own.
+ * at open (a file that cannot be used fails the start with one line), statements prepared once
+ * per store, synchronous writes inside one group commit per tick. A file database checkpoints its
+ * WAL on a thread of its own.
  */
 export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): SqliteStorage {
   const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
