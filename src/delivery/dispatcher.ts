@@ -237,8 +237,7 @@ export class Dispatcher implements BackgroundService {
         try {
           this.armTimer(after);
         } catch (error) {
-          this.retryLater("reading the next due time", error);
-          return;
+          return this.retryLater("reading the next due time", error);
         }
         this.passDone(after);
       },
@@ -256,9 +255,8 @@ export class Dispatcher implements BackgroundService {
 
   /** A storage error must neither end the process nor stall delivery: log it and try again. */
   private retryLater(what: string, error: unknown): void {
-    this.deps.log.error(`${what} failed; trying again in ${STORAGE_RETRY_MS} ms`, {
-      error: String((error as Error)?.message ?? error),
-    });
+    const detail = { error: String((error as Error)?.message ?? error) };
+    this.deps.log.error(`${what} failed; trying again in ${STORAGE_RETRY_MS} ms`, detail);
     setTimeout(() => this.wake(), STORAGE_RETRY_MS);
   }
 
