@@ -41,8 +41,8 @@ const PRUNE = `WITH old AS (
   SELECT count(*) AS n FROM r`;
 
 /**
- * Runs and their step lists on PostgreSQL. Writes are SQL in the tick's transaction (the SQLite
- * RunStore's statements); a run read inside a write is locked (`getRun`, `appendStep`): the write
+ * Runs and their step lists on PostgreSQL. Writes are SQL in the tick's transaction (the
+ * SqliteRunStore's statements); a run read inside a write is locked (`getRun`, `appendStep`): the write
  * goes on to change it, and another node's write on the same run waits for this tick's commit.
  * Reads outside writes use the pool.
  */
