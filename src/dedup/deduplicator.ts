@@ -1,7 +1,7 @@
 import type { Deduplicator } from "../messages/publish.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { PublishOptions } from "../messages/options.ts";
-import type { DedupStorage } from "./store.ts";
+import type { DedupStorage } from "./storage.ts";
 
 /** A duplicate within this window is accepted but not enqueued (docs/messaging-api.md, Deduplication). */
 export const DEDUP_WINDOW_MS = 10 * 60 * 1000;

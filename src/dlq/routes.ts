@@ -11,7 +11,7 @@ import { bodyFields } from "../util/base64.ts";
 import type { Maybe } from "../util/maybe.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
-import type { DlqStorage } from "./store.ts";
+import type { DlqStorage } from "./storage.ts";
 import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, pageControls } from "../openapi/doc.ts";
 import { DeletedJson, DlqMessageJson, DlqPageJson, NewMessageJson, RetriedJson } from "../messages/api-schemas.ts";
 import { settingParameters } from "../messages/publish-headers.ts";

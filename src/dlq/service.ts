@@ -6,7 +6,7 @@ import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { ConfigSource } from "../messages/config-source.ts";
 import { parsePublishOptions } from "../messages/options.ts";
-import type { DlqStorage } from "./store.ts";
+import type { DlqStorage } from "./storage.ts";
 
 /**
  * Re-publishing a dead letter: a new message with the stored content; configuration headers

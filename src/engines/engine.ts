@@ -1,23 +1,21 @@
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
-import type { AccountStorage } from "../accounts/store.ts";
+import type { AccountStorage } from "../accounts/storage.ts";
 import type { DlqIdSequence } from "../core/ids.ts";
 import type { BackgroundService } from "../core/service.ts";
-import type { DedupStorage } from "../dedup/store.ts";
-import type { DlqStorage } from "../dlq/store.ts";
-import type { FlowKeyStorage } from "../flow-control/key-store.ts";
-import type { FlowStorage } from "../flow-control/store.ts";
-import type { EventStorage } from "../logs/store.ts";
-import type { SearchStore } from "../management/search/store.ts";
-import type { UsageFixtureLedgerStorage, VectorStore } from "../management/vector/store.ts";
-import type { MessageStorage } from "../messages/store.ts";
-import type { RollupStorage } from "../metrics/store.ts";
-import type { QueueStorage } from "../queues/store.ts";
-import type { ScheduleStorage } from "../schedules/store.ts";
-import type { Transactor } from "../store/group-commit.ts";
-import type { UrlGroupStorage } from "../url-groups/store.ts";
-import type { WaitStorage } from "../workflows/wait-store.ts";
-import type { RunStorage } from "../workflows/store.ts";
+import type { DedupStorage } from "../dedup/storage.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
+import type { FlowKeyStorage, FlowStorage } from "../flow-control/storage.ts";
+import type { EventStorage } from "../logs/storage.ts";
+import type { SearchStore } from "../management/search/storage.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "../management/vector/storage.ts";
+import type { MessageStorage } from "../messages/storage.ts";
+import type { RollupStorage } from "../metrics/storage.ts";
+import type { QueueStorage } from "../queues/storage.ts";
+import type { ScheduleStorage } from "../schedules/storage.ts";
+import type { Transactor } from "../store/transactor.ts";
+import type { UrlGroupStorage } from "../url-groups/storage.ts";
+import type { RunStorage, WaitStorage } from "../workflows/storage.ts";
 
 /** Every domain's store, built once by the storage engine; the domains get theirs in their constructors. */
 export interface Stores {

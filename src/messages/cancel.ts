@@ -1,7 +1,7 @@
 import type { AppContext } from "../context/app-context.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
-import type { MessageStorage } from "./store.ts";
+import type { MessageStorage } from "./storage.ts";
 
 /** Cancelling: the message leaves the store at once; an attempt already in flight is disowned. */
 export class CancelService {

@@ -2,9 +2,9 @@ import type { Account } from "../accounts/accounts.ts";
 import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { checkName } from "../messages/options.ts";
-import type { MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/storage.ts";
 import { DEFAULT_QUEUE_PARALLELISM, type QueueLanes } from "./lanes.ts";
-import type { QueueRow, QueueStorage } from "./store.ts";
+import type { QueueRow, QueueStorage } from "./storage.ts";
 
 export interface QueueInput {
   queueName: string;

@@ -4,7 +4,7 @@ import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
-import type { ScheduleRow, ScheduleStorage } from "./store.ts";
+import type { ScheduleRow, ScheduleStorage } from "./storage.ts";
 
 /**
  * One clock timer per schedule. A trigger re-arms the next one at once (so a manual-clock jump

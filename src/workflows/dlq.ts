@@ -5,7 +5,7 @@ import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqEntry } from "../dlq/model.ts";
 import { dlqView } from "../dlq/routes.ts";
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
@@ -17,7 +17,7 @@ import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides
 import type { RunRecord } from "./model.ts";
 import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 import { andThen, type Maybe } from "../util/maybe.ts";
 
 export interface WorkflowDlqDeps {

@@ -10,7 +10,7 @@ import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
 import { readWorkflowPublish, stepIdentityOf, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
 import { isActive } from "./run-state.ts";
 import { bytesOf, textOf } from "./raw-steps.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /** The run is over (or never was): the SDK reads a 400 as "stop quietly, nothing to do". */
 export const runOver = (message: string) => new HttpError(400, message);

@@ -6,8 +6,7 @@ import { headersOf, pairsOfMap } from "./headers.ts";
 import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
 import { endRun, invokeResult, type RunEnding } from "./run-state.ts";
-import type { RunStorage } from "./store.ts";
-import type { WaitStorage } from "./wait-store.ts";
+import type { RunStorage, WaitStorage } from "./storage.ts";
 
 const METRIC: Record<RunEnding, string> = {
   finished: WorkflowMetric.runCompleted,

@@ -7,8 +7,7 @@ import { runLog, type WorkflowRunLog } from "./run-log.ts";
 import type { InvokedRun } from "./step-logs.ts";
 import { invokeResult, isActive } from "./run-state.ts";
 import { hasStepIn, trimBodies, type LogsQuery } from "./log-query.ts";
-import type { RunFilter, RunStorage } from "./store.ts";
-import type { WaitStorage } from "./wait-store.ts";
+import type { RunFilter, RunStorage, WaitStorage } from "./storage.ts";
 
 /** Most runs one bulk cancel ends. */
 const MAX_BULK = 10_000;

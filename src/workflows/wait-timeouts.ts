@@ -1,7 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
-import type { StoredWaiter, WaitStorage } from "./wait-store.ts";
+import type { StoredWaiter, WaitStorage } from "./storage.ts";
 
 const BATCH = 200;
 /** Wall-clock pause before trying again after a failed write (locked or full database). */

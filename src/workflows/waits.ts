@@ -9,8 +9,7 @@ import type { WorkflowHeaderNames } from "./protocol.ts";
 import { bytesOf } from "./raw-steps.ts";
 import type { RunMessages } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStorage } from "./store.ts";
-import type { StoredWaiter, WaitStorage } from "./wait-store.ts";
+import type { RunStorage, StoredWaiter, WaitStorage } from "./storage.ts";
 
 /** What `POST /v2/wait/{eventId}` sends (the SDK's `WaitRequest`). */
 export interface WaitRequest {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { silentLogger } from "../../src/core/log.ts";
 import type { StorageEngine } from "../../src/engines/engine.ts";
 import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
-import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { FlowLanes, outstandingCap } from "../../src/flow-control/lanes.ts";
 import { FlowKeySettings } from "../../src/flow-control/steering.ts";
 import type { FlowControl, MessageRecord } from "../../src/model/message.ts";

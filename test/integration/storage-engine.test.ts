@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { silentLogger } from "../../src/core/log.ts";
 import type { StorageEngine } from "../../src/engines/engine.ts";
 import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
-import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
 import type { RunRecord, StepEntry } from "../../src/workflows/model.ts";
 import { freshDatabase } from "../helpers/postgres.ts";

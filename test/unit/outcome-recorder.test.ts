@@ -11,7 +11,7 @@ import type { DispatchGate } from "../../src/delivery/gate.ts";
 import { InFlightAttempts } from "../../src/delivery/in-flight.ts";
 import { OutcomeRecorder } from "../../src/delivery/outcome-recorder.ts";
 import { DeadLetters } from "../../src/dlq/dead-letters.ts";
-import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { eventLogListener } from "../../src/logs/event-log.ts";
 import { MessageLifecycle } from "../../src/messages/lifecycle.ts";
 import { MessageEvents, onFinished, type MessageListener } from "../../src/model/events.ts";

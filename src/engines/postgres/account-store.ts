@@ -1,4 +1,4 @@
-import type { AccountRow, AccountStorage } from "../../accounts/store.ts";
+import type { AccountRow, AccountStorage } from "../../accounts/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
 
 /** Accounts, kept in memory on every node. */

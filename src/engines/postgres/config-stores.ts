@@ -1,11 +1,12 @@
 import type { SQL } from "bun";
-import type { AccountRow } from "../../accounts/store.ts";
-import type { SearchIndexRow } from "../../management/search/store.ts";
-import type { VectorIndexRow } from "../../management/vector/store.ts";
-import type { QueueRow } from "../../queues/store.ts";
-import type { UrlGroupRow } from "../../url-groups/store.ts";
+import type { AccountRow } from "../../accounts/storage.ts";
+import type { SearchIndexRow } from "../../management/search/storage.ts";
+import type { VectorIndexRow } from "../../management/vector/storage.ts";
+import type { QueueRow } from "../../queues/storage.ts";
+import type { UrlGroupRow } from "../../url-groups/storage.ts";
 import { CachedTable } from "./cached-table.ts";
-import type { FlowKeyRow, RateStartRow } from "./flow-stores.ts";
+import type { FlowKeyRow } from "../../flow-control/storage.ts";
+import type { RateStartRow } from "./flow-stores.ts";
 import type { LedgerRow } from "./index-stores.ts";
 import type { EndpointFull } from "./url-group-store.ts";
 import { num, numOrNull, rowOf, str, strOrNull, type RowCodec } from "./values.ts";

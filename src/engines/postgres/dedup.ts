@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import type { DedupStorage } from "../../dedup/store.ts";
+import type { DedupStorage } from "../../dedup/storage.ts";
 import type { TickScope } from "./tick.ts";
 
 /** The advisory-lock class of deduplication keys (two-int locks: apart from any single-bigint lock). */

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { DLQ_FILTER_COLUMNS, dlqRowOf, toEntry, type DlqRow, type DlqStorage } from "../../dlq/store.ts";
+import { DLQ_FILTER_COLUMNS, dlqRowOf, toEntry, type DlqRow, type DlqStorage } from "../../dlq/storage.ts";
 import type { DlqEntry } from "../../dlq/model.ts";
 import type { FailureCallbackState } from "../../model/message.ts";
 import type { Filter } from "../../filters/filter.ts";

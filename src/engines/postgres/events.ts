@@ -2,7 +2,7 @@ import type { SQL } from "bun";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
 import type { EventRecord } from "../../logs/model.ts";
-import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/store.ts";
+import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/storage.ts";
 import { Where } from "../../store/where.ts";
 import type { TickPart, TickSql } from "./tick.ts";
 import { bytesOrNull, num, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";

@@ -1,18 +1,20 @@
-import { Type } from "@sinclair/typebox";
 import type { SQL } from "bun";
-import { keyRowOf, type FlowKeyStorage, type KeySettings } from "../../flow-control/key-store.ts";
-import type { FlowStorage } from "../../flow-control/store.ts";
+import {
+  keyRowOf,
+  keySettingsOf,
+  readFlow,
+  type FlowKeyRow,
+  type FlowKeyStorage,
+  type FlowStorage,
+  type KeySettings,
+} from "../../flow-control/storage.ts";
 import { dueAgainStateSql, type FlowControl } from "../../model/message.ts";
-import type { MessageStorage } from "../../messages/store.ts";
-import { FlowControlJson } from "../../model/columns.ts";
-import { jsonColumn } from "../../store/json-column.ts";
+import type { MessageStorage } from "../../messages/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
 import type { TickPart, TickSql } from "./tick.ts";
 import { num, str } from "./values.ts";
 
 type Raw = Record<string, unknown>;
-
-const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
 
 /** Releases of held messages, written after the tick's messages (see PgQueuePromotions). */
 export class PgFlowReleases implements TickPart {
@@ -106,16 +108,6 @@ export class PgFlowStore implements FlowStorage {
   }
 }
 
-export interface FlowKeyRow {
-  account_id: string;
-  key: string;
-  paused: number;
-  pinned_parallelism: number | null;
-  pinned_rate: number | null;
-  pinned_period_ms: number | null;
-  window_start: number | null;
-}
-
 export interface RateStartRow {
   id: string;
   account_id: string;
@@ -131,19 +123,7 @@ export class PgFlowKeyStore implements FlowKeyStorage {
     readonly startsTable: CachedTable<RateStartRow & Raw>,
   ) {}
   all(): Array<{ accountId: string; key: string; settings: KeySettings }> {
-    return this.keysTable.all().map((r) => ({
-      accountId: r.account_id,
-      key: r.key,
-      settings: {
-        paused: r.paused === 1,
-        pins: {
-          parallelism: r.pinned_parallelism ?? undefined,
-          rate: r.pinned_rate ?? undefined,
-          periodMs: r.pinned_period_ms ?? undefined,
-        },
-        windowStart: r.window_start ?? undefined,
-      },
-    }));
+    return this.keysTable.all().map((r) => ({ accountId: r.account_id, key: r.key, settings: keySettingsOf(r) }));
   }
   save(accountId: string, key: string, s: KeySettings): void {
     this.keysTable.put(keyRowOf(accountId, key, s));

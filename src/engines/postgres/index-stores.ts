@@ -1,5 +1,5 @@
-import type { IndexRowBase, IndexStorage } from "../../management/shared/index-store.ts";
-import type { UsageFixtureLedgerStorage } from "../../management/vector/store.ts";
+import type { IndexRowBase, IndexStorage } from "../../management/shared/storage.ts";
+import type { UsageFixtureLedgerStorage } from "../../management/vector/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
 
 /** Search and vector indexes of the management API, kept in memory on every node. */

@@ -1,4 +1,4 @@
-import type { MessageCensus } from "../../messages/store.ts";
+import type { MessageCensus } from "../../messages/storage.ts";
 import { toRow, type MessageRow } from "../../model/message-row.ts";
 import type { MessageRecord } from "../../model/message.ts";
 import { PARTITIONS } from "./schema.ts";

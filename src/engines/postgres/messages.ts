@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
-import type { MessageCensus, MessageStorage } from "../../messages/store.ts";
+import type { MessageCensus, MessageStorage } from "../../messages/storage.ts";
 import { fromRow } from "../../model/message-row.ts";
 import type { MessageRecord, MessageState } from "../../model/message.ts";
 import { Where } from "../../store/where.ts";

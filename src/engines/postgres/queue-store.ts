@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import { dueAgainStateSql } from "../../model/message.ts";
-import type { QueueRow, QueueStorage } from "../../queues/store.ts";
+import type { QueueRow, QueueStorage } from "../../queues/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
 import type { TickPart, TickSql } from "./tick.ts";
 import { num } from "./values.ts";

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { Part, type RollupRow, type RollupStorage, type RollupWrite } from "../../metrics/store.ts";
+import { Part, type RollupRow, type RollupStorage, type RollupWrite } from "../../metrics/storage.ts";
 import type { TickScope } from "./tick.ts";
 import { num } from "./values.ts";
 

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import type { ScheduleMessageState, ScheduleRow, ScheduleStorage } from "../../schedules/store.ts";
+import type { ScheduleMessageState, ScheduleRow, ScheduleStorage } from "../../schedules/storage.ts";
 import { CachedTable } from "./cached-table.ts";
 import type { TickPart, TickScope } from "./tick.ts";
 import { bytes, num, numOrNull, rowOf, type RowCodec, str, strOrNull } from "./values.ts";

@@ -1,5 +1,5 @@
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type Transactor } from "../../store/group-commit.ts";
+import { runFollowUps, type Transactor } from "../../store/transactor.ts";
 import { TickTransaction, type TickSql } from "./tick-sql.ts";
 import type { Writer } from "./writer.ts";
 

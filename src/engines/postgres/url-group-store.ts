@@ -1,4 +1,4 @@
-import type { EndpointRow, UrlGroupRow, UrlGroupStorage } from "../../url-groups/store.ts";
+import type { EndpointRow, UrlGroupRow, UrlGroupStorage } from "../../url-groups/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
 import type { TickScope } from "./tick.ts";
 import { num } from "./values.ts";

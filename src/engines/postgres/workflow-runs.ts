@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { RunRecord, StepDeliveryState, StepDetails, StepEntry, StepError } from "../../workflows/model.ts";
 import { errorsByMessage, runListQuery, runRowOf, stepRowOf, toRun } from "../../workflows/run-rows.ts";
-import type { RunFilter, RunStorage } from "../../workflows/store.ts";
+import type { RunFilter, RunStorage } from "../../workflows/storage.ts";
 import type { TickScope } from "./tick.ts";
 import { num, runShared } from "./values.ts";
 import { errorRowOfPg, runRowOfPg, stepOfPg } from "./workflow-rows.ts";
@@ -41,8 +41,8 @@ const PRUNE = `WITH old AS (
   SELECT count(*) AS n FROM r`;
 
 /**
- * Runs and their step lists on PostgreSQL. Writes are SQL in the tick's transaction (the SQLite
- * RunStore's statements); a run read inside a write is locked (`getRun`, `appendStep`): the write
+ * Runs and their step lists on PostgreSQL. Writes are SQL in the tick's transaction (the
+ * SqliteRunStore's statements); a run read inside a write is locked (`getRun`, `appendStep`): the write
  * goes on to change it, and another node's write on the same run waits for this tick's commit.
  * Reads outside writes use the pool.
  */

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { Waiter } from "../../workflows/model.ts";
 import { waiterRowOf, type StoredWaiter } from "../../workflows/run-rows.ts";
-import type { WaitStorage } from "../../workflows/wait-store.ts";
+import type { WaitStorage } from "../../workflows/storage.ts";
 import type { TickPart, TickScope } from "./tick.ts";
 import { bytes, numOrNull } from "./values.ts";
 import { waiterOfPg } from "./workflow-rows.ts";
@@ -21,7 +21,7 @@ const DELETE_ACCOUNT = `WITH w AS (DELETE FROM workflow_waiters WHERE account_id
   DELETE FROM workflow_kept_events WHERE account_id = $1`;
 
 /**
- * Waiters and kept events on PostgreSQL: SQL in the tick's transaction (the SQLite WaitStore's
+ * Waiters and kept events on PostgreSQL: SQL in the tick's transaction (SqliteWaitStore's
  * statements). The waiters of an event are locked when read (the write takes them); due waiters
  * are claimed skipping those another node's tick holds (it is firing them). A tick part only to
  * tell the engine that waiters were stored: the other nodes hear of it with the commit, as a new

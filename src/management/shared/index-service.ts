@@ -3,7 +3,7 @@ import type { Account } from "../../accounts/accounts.ts";
 import { badRequest, notFound } from "../../core/errors.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import type { ManagementDeps } from "./deps.ts";
-import type { IndexRowBase, IndexStorage } from "./index-store.ts";
+import type { IndexRowBase, IndexStorage } from "./storage.ts";
 import { IndexName, newIndexTokens } from "./indexes.ts";
 
 export const RenameIndex = Type.Object({ name: IndexName }, { additionalProperties: false });

@@ -1,16 +1,10 @@
 import type { Database } from "bun:sqlite";
-
-export type IndexRowBase = {
-  id: string;
-  account_id: string;
-  name: string;
-  token: string;
-  read_only_token: string;
-  creation_time: number;
-};
+import type { SearchIndexRow, SearchStore } from "../../management/search/storage.ts";
+import type { IndexRowBase, IndexStorage } from "../../management/shared/storage.ts";
+import type { UsageFixtureLedgerStorage, VectorIndexRow, VectorStore } from "../../management/vector/storage.ts";
 
 /** Prepared statements over one index table; search and vector indexes differ only in columns. */
-export class IndexStore<Row extends IndexRowBase> {
+export class SqliteIndexStore<Row extends IndexRowBase> implements IndexStorage<Row> {
   private readonly selectByAccount;
   private readonly selectOne;
   private readonly selectById;
@@ -65,5 +59,38 @@ export class IndexStore<Row extends IndexRowBase> {
   }
 }
 
-/** What the domain uses of an index store (every engine provides it). */
-export type IndexStorage<Row extends IndexRowBase> = Pick<IndexStore<Row>, keyof IndexStore<Row>>;
+const SEARCH_COLUMNS = [
+  "id", "account_id", "name", "endpoint", "type", "region", "partner_email", "token", "read_only_token",
+  "max_vector_count", "max_monthly_reranks", "max_daily_updates", "max_daily_queries", "max_monthly_bandwidth",
+  "max_writes_per_second", "max_query_per_second", "max_reads_per_request", "max_writes_per_request",
+  "creation_time", "input_enrichment_enabled",
+] as const satisfies ReadonlyArray<keyof SearchIndexRow>;
+
+export const createSearchStore = (db: Database): SearchStore =>
+  new SqliteIndexStore(db, "search_indexes", SEARCH_COLUMNS);
+
+const VECTOR_COLUMNS = [
+  "id", "account_id", "name", "similarity_function", "dimension_count", "endpoint", "type", "region", "token",
+  "read_only_token", "max_vector_count", "max_daily_updates", "max_daily_queries", "max_monthly_bandwidth",
+  "max_writes_per_second", "max_query_per_second", "max_reads_per_request", "max_writes_per_request",
+  "max_total_metadata_size", "creation_time",
+] as const satisfies ReadonlyArray<keyof VectorIndexRow>;
+
+export const createVectorStore = (db: Database): VectorStore =>
+  new SqliteIndexStore(db, "vector_indexes", VECTOR_COLUMNS);
+
+/** Keys of config usage entries already recorded. */
+export class SqliteUsageLedger implements UsageFixtureLedgerStorage {
+  private readonly selectKey;
+  private readonly insertKey;
+  constructor(db: Database) {
+    this.selectKey = db.prepare<{ key: string }, [string]>("SELECT key FROM vector_usage_fixtures WHERE key = ?");
+    this.insertKey = db.prepare("INSERT OR IGNORE INTO vector_usage_fixtures (key, applied_at) VALUES (?, ?)");
+  }
+  seen(key: string): boolean {
+    return this.selectKey.get(key) !== null;
+  }
+  mark(key: string, nowMs: number): void {
+    this.insertKey.run(key, nowMs);
+  }
+}

@@ -1,17 +1,8 @@
 import type { Database } from "bun:sqlite";
+import type { AccountRow, AccountStorage } from "../../accounts/storage.ts";
 
-export type AccountRow = {
-  id: string;
-  email: string;
-  api_key: string;
-  token: string;
-  plan: string;
-  current_signing_key: string;
-  next_signing_key: string;
-  configured_keys: string;
-};
-
-export class AccountStore {
+/** Accounts on SQLite. */
+export class SqliteAccountStore implements AccountStorage {
   private readonly selectAll;
   private readonly upsertRow;
   private readonly updateKeys;
@@ -40,6 +31,3 @@ export class AccountStore {
     this.updateKeys.run(current, next, id);
   }
 }
-
-/** What the domain uses of the store (every engine provides it). */
-export type AccountStorage = Pick<AccountStore, keyof AccountStore>;

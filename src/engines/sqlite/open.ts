@@ -1,8 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { accessSync, constants, mkdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { StartError } from "../core/start-error.ts";
-import { migrate, openDatabase, type Migration } from "./db.ts";
+import { StartError } from "../../core/start-error.ts";
+import type { Migration } from "../../store/migration.ts";
+import { migrate, openDatabase } from "./db.ts";
 
 const WHAT_TO_DO = "choose another path with --db (or SVC_DB), or run with --memory";
 

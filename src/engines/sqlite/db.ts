@@ -1,12 +1,7 @@
 import { Database, constants } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-
-export interface Migration {
-  /** Namespaced and ordered within its domain, e.g. `messages/001-create`. */
-  id: string;
-  sql: string;
-}
+import type { Migration } from "../../store/migration.ts";
 
 /**
  * Opens the database in WAL mode with synchronous=NORMAL: a commit survives a crash of svcd

@@ -1,24 +1,8 @@
 import type { Database } from "bun:sqlite";
-
-/** A key a publishing write may take: the message that takes it, and until when. */
-export interface DedupClaim {
-  accountId: string;
-  key: string;
-  messageId: string;
-  expiresAt: number;
-}
-
-/** Deduplication keys as every engine keeps them; everything runs inside a publishing write. */
-export interface DedupStorage {
-  /** The original message id while the key's window is open; `candidate` is the message that would take the key. */
-  find(accountId: string, key: string, nowMs: number, candidate?: string): string | undefined;
-  remember(accountId: string, key: string, messageId: string, expiresAt: number): void;
-  prune(nowMs: number): number;
-  deleteAccount(accountId: string): void;
-}
+import type { DedupStorage } from "../../dedup/storage.ts";
 
 /** Deduplication keys of recently published messages, each with the id of the first message. */
-export class DedupStore implements DedupStorage {
+export class SqliteDedupStore implements DedupStorage {
   private readonly findStmt;
   private readonly rememberStmt;
   private readonly pruneStmt;

@@ -1,39 +1,10 @@
 import type { Database } from "bun:sqlite";
-import type { Maybe } from "../util/maybe.ts";
-import type { Waiter } from "./model.ts";
-import { toWaiter, waiterRowOf, type StoredWaiter, type WaiterRow } from "./run-rows.ts";
-
-export type { StoredWaiter } from "./run-rows.ts";
-
-/**
- * Waiting steps and the events kept for runs that wait for them later, as every engine keeps
- * them. `waiting`, `due` and `takeKept` run inside a write; the rest of the
- * first group writes without reading; the last group reads outside writes.
- */
-export interface WaitStorage {
-  insert(w: Waiter): void;
-  /** Every waiter of an event, or only those of one run. */
-  waiting(accountId: string, eventId: string, runId?: string): StoredWaiter[];
-  /** False when it was already gone (notified or timed out meanwhile). */
-  delete(id: number): boolean;
-  /** Waiters whose deadline is at or before `nowMs`, earliest first. */
-  due(nowMs: number, limit: number): StoredWaiter[];
-  keep(accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number): void;
-  /** Takes the oldest event kept for this run and event id, if any. */
-  takeKept(accountId: string, runId: string, eventId: string): Uint8Array | undefined;
-  /** A run that ended waits for nothing any more. */
-  deleteRun(accountId: string, runId: string): void;
-  deleteAccount(accountId: string): void;
-
-  /** As `waiting`, outside a write. */
-  readWaiting(accountId: string, eventId: string): Maybe<StoredWaiter[]>;
-  ofRun(accountId: string, runId: string): Maybe<StoredWaiter[]>;
-  /** The earliest deadline of any waiter, or null. */
-  nextDeadline(): Maybe<number | null>;
-}
+import type { Waiter } from "../../workflows/model.ts";
+import { toWaiter, waiterRowOf, type StoredWaiter, type WaiterRow } from "../../workflows/run-rows.ts";
+import type { WaitStorage } from "../../workflows/storage.ts";
 
 /** Waiting steps and kept events on SQLite. */
-export class WaitStore implements WaitStorage {
+export class SqliteWaitStore implements WaitStorage {
   private readonly insertStmt;
   private readonly byEventStmt;
   private readonly byRunEventStmt;

@@ -1,11 +1,12 @@
 import type { Database } from "bun:sqlite";
-import { withDeadline } from "../core/deadline.ts";
-import type { Logger } from "../core/log.ts";
-import type { BackgroundService } from "../core/service.ts";
+import { withDeadline } from "../../core/deadline.ts";
+import type { Logger } from "../../core/log.ts";
+import type { BackgroundService } from "../../core/service.ts";
 
 /** Same resolution as the delivery worker: inside the compiled binary entry points are named from `src/`. */
 function checkpointerEntry(): string {
-  return import.meta.url.includes("$bunfs") ? "./store/checkpointer.ts" : new URL("./checkpointer.ts", import.meta.url).href;
+  if (import.meta.url.includes("$bunfs")) return "./engines/sqlite/checkpointer.ts";
+  return new URL("./checkpointer.ts", import.meta.url).href;
 }
 
 /** SQLite's own default, restored whenever the background checkpointer is not running. */

@@ -1,18 +1,10 @@
 import type { Database } from "bun:sqlite";
-import type { Migration } from "./db.ts";
 
 /**
  * Bodies shorter than this stay inline in each row that needs them: a row of their own would cost
  * more than the copy.
  */
 const SHARED_FROM_BYTES = 256;
-
-export const bodyMigrations: Migration[] = [
-  {
-    id: "bodies/001-create",
-    sql: "CREATE TABLE message_bodies (body_id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)",
-  },
-];
 
 /**
  * A message's body stored once in the SQLite engine. The live message's row and its CREATED log

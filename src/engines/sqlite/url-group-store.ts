@@ -1,21 +1,8 @@
 import type { Database } from "bun:sqlite";
-
-export interface UrlGroupRow {
-  account_id: string;
-  name: string;
-  created_at: number;
-  updated_at: number;
-  default_headers: string;
-}
-
-export interface EndpointRow {
-  seq: number;
-  name: string | null;
-  url: string;
-}
+import type { EndpointRow, UrlGroupRow, UrlGroupStorage } from "../../url-groups/storage.ts";
 
 /** URL Groups and their endpoints; every statement is scoped to one account. */
-export class UrlGroupStore {
+export class SqliteUrlGroupStore implements UrlGroupStorage {
   private readonly getStmt;
   private readonly listStmt;
   private readonly countStmt;
@@ -91,6 +78,3 @@ export class UrlGroupStore {
     this.deleteAccountStmt.run(accountId);
   }
 }
-
-/** What the domain uses of the store (every engine provides it). */
-export type UrlGroupStorage = Pick<UrlGroupStore, keyof UrlGroupStore>;
