@@ -5,12 +5,13 @@
  *
  *   bun scripts/bench-ab.ts --a <checkout A> [--b <checkout B, default this one>]
  *       [--rounds 3] [--phases publish,delivering,delivery,e2e] [--messages 20000] [--seconds 5]
- *       [--a-args="--workers 1"] [--b-args="..."]
+ *       [--a-args="--workers 1"] [--b-args="..."] [--engine postgres]
  *
  * A checkout is a directory with `src/main.ts` (e.g. `git worktree add /tmp/svcd-main main`).
  * Phases: publish (delayed 1 h: the publish path alone), delivering (published due at once:
  * publish and delivery on the same cores), delivery (N published, then delivered from a full
- * table), e2e (N published and delivered at the same time).
+ * table), e2e (N published and delivered at the same time). `--engine postgres`: each start gets a
+ * fresh database on the tests' embedded PostgreSQL (fsync off) instead of a SQLite file.
  */
 import { parseArgs } from "node:util";
 import { BENCH } from "./bench/config.ts";
@@ -21,6 +22,7 @@ import { DELAYED, publishLoad } from "./bench/measure-publish.ts";
 import { removeDir, SinkClient, startSink, startSvcd, type Svcd } from "./bench/procs.ts";
 import { median } from "./bench/stats.ts";
 import { threadDelta, threadTimes } from "./bench/threads.ts";
+import { freshDatabase, stopTestPostgres } from "../test/helpers/postgres.ts";
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     seconds: { type: "string" },
     "a-args": { type: "string", default: "" },
     "b-args": { type: "string", default: "" },
+    engine: { type: "string", default: "sqlite" },
   },
 });
 if (!values.a) {
@@ -73,7 +76,8 @@ try {
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
-      const svcd = await startSvcd({ root: side.root, extraArgs: side.args });
+      const db = values.engine === "postgres" ? await freshDatabase() : undefined;
+      const svcd = await startSvcd({ root: side.root, extraArgs: side.args, db });
       try {
         for (const phase of phases) {
           let s: Sample;
@@ -115,6 +119,7 @@ try {
   }
 } finally {
   await sinkProc.stop();
+  if (values.engine === "postgres") await stopTestPostgres();
 }
 
 console.log(`\nA = ${sides[0]!.root} ${sides[0]!.args.join(" ")}\nB = ${sides[1]!.root} ${sides[1]!.args.join(" ")}\ngenerator: ${GENERATOR}\n`);

@@ -170,7 +170,8 @@ function resetParts(modules: DomainModule[]): ResetPart[] {
  * what the domains watch are followed here too.
  */
 function followOtherNodes({ ctx, storage, wake }: Parts, modules: DomainModule[]): void {
-  storage.onDue?.((atMs) => wake.ring(atMs));
-  storage.watch?.("accounts", () => ctx.accounts.reloadKeys());
-  for (const [table, changed] of modules.flatMap((m) => m.watches ?? [])) storage.watch?.(table, changed);
+  const { membership } = storage;
+  membership.onDue((atMs) => wake.ring(atMs));
+  membership.watch("accounts", () => ctx.accounts.reloadKeys());
+  for (const [table, changed] of modules.flatMap((m) => m.watches ?? [])) membership.watch(table, changed);
 }

@@ -10,16 +10,16 @@ import { statSync } from "node:fs";
 import { DEFAULT_ACCOUNT } from "../../src/config/config.ts";
 import { newMessageId } from "../../src/core/ids.ts";
 import { DeadLetters } from "../../src/dlq/dead-letters.ts";
-import { DlqStore } from "../../src/dlq/store.ts";
+import { SqliteDlqStore } from "../../src/engines/sqlite/dlq.ts";
 import { eventLogListener } from "../../src/logs/event-log.ts";
-import { EventStore } from "../../src/logs/store.ts";
+import { SqliteEventStore } from "../../src/engines/sqlite/events.ts";
 import { MessageLifecycle } from "../../src/messages/lifecycle.ts";
 import { MessageEvents } from "../../src/model/events.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
-import { MessageStore } from "../../src/messages/store.ts";
-import { SharedBodies } from "../../src/store/bodies.ts";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { SqliteMessageStore } from "../../src/engines/sqlite/messages.ts";
+import { SharedBodies } from "../../src/engines/sqlite/bodies.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import { BODY } from "./payload.ts";
 
@@ -47,10 +47,10 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
   db.run("PRAGMA cache_size = -262144");
   const bodies = new SharedBodies(db);
   const lifecycle = new MessageLifecycle({
-    store: new MessageStore(db, bodies),
-    events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new EventStore(db, bodies))]),
+    store: new SqliteMessageStore(db, bodies),
+    events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new SqliteEventStore(db, bodies))]),
     admit: () => {},
-    deadLetters: new DeadLetters(new DlqStore(db)),
+    deadLetters: new DeadLetters(new SqliteDlqStore(db)),
   });
   const now = Date.now();
   const due = now + DAY_MS;
@@ -82,7 +82,7 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
        INSERT INTO ${table} (${cols.join(", ")}) SELECT ${exprs.join(", ")} FROM s, ${table} t WHERE t.${key} = $template`,
     );
   };
-  // Each copy gets a body of its own, as a publish stores it (store/bodies.ts): its row id is the
+  // Each copy gets a body of its own, as a publish stores it (engines/sqlite/bodies.ts): its row id is the
   // template's plus the copy's sequence number.
   const bodyOf = db.query<{ shared_body: number | null }, [string]>("SELECT shared_body FROM messages WHERE id = ?").get(template.id)!.shared_body;
   const sharedBody: Record<string, string> = bodyOf === null ? {} : { shared_body: "$body + s.i" };

@@ -35,10 +35,11 @@ export interface Svcd {
  * waits for its "listening on" line.
  */
 export async function startSvcd(
-  opts: { dir?: string; extraArgs?: string[]; bunArgs?: string[]; root?: string } = {},
+  opts: { dir?: string; extraArgs?: string[]; bunArgs?: string[]; root?: string; db?: string } = {},
 ): Promise<Svcd> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "svcd-bench-"));
-  const dbPath = join(dir, "svcd.sqlite");
+  // `db`: a PostgreSQL URL instead of a SQLite file in `dir`.
+  const dbPath = opts.db ?? join(dir, "svcd.sqlite");
   const args = ["--port", "0", "--db", dbPath, "--log-level", "warn", ...(opts.extraArgs ?? [])];
   // `root`: another checkout of svcd, to compare two versions on the same machine in one run.
   const proc = await spawnServer([BUN, ...(opts.bunArgs ?? []), join(opts.root ?? ROOT, "src/main.ts"), ...args], {

@@ -4,7 +4,7 @@ import { DEFAULT_ACCOUNT, type DefaultAccountSeed } from "../config/config.ts";
 import { newSigningKey } from "../core/ids.ts";
 import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.ts";
 import { acceptedTokens, hostedToken } from "./hosted-token.ts";
-import type { AccountRow, AccountStorage } from "./store.ts";
+import type { AccountRow, AccountStorage } from "./storage.ts";
 import type { RequestLimits } from "./rate-limits.ts";
 
 export interface Account {

@@ -54,10 +54,7 @@ export class BatchService {
       prepared.map(async (p): Promise<BatchAnswer> => {
         if (!p.ok) return { error: p.error.message };
         try {
-          const stored = await this.ctx.commit.run(
-            () => this.publisher.store(p.plan.messages, p.plan.options, p.input, now),
-            this.publisher.reads(p.input, p.plan.messages, p.plan.options, now),
-          );
+          const stored = await this.ctx.commit.run(() => this.publisher.store(p.plan.messages, p.plan.options, p.input, now));
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {
           if (error instanceof HttpError && !p.allOrNothing) return { error: error.message };

@@ -1,6 +1,6 @@
 import type { DomainModule, DomainRoutes } from "../context/domain-module.ts";
 import type { ControlDeps } from "../control/routes.ts";
-import { createDeduplicator, dedupReads } from "../dedup/deduplicator.ts";
+import { createDeduplicator } from "../dedup/deduplicator.ts";
 import { DlqService } from "../dlq/service.ts";
 import { FlowControlService } from "../flow-control/service.ts";
 import { PublishService } from "../messages/publish.ts";
@@ -56,11 +56,9 @@ export function createDomainServices(shared: Shared, engine: MessageEngine): Dom
     usage,
     resolveGroup: groups.resolve,
     deduplicate: createDeduplicator(stores.dedup),
-    dedupReads,
     claimNow: dispatcher.claimStored,
     wake: wake.ring,
     admit: workflowHooks.publishes.admit,
-    admitReads: workflowHooks.publishes.reads,
   });
   const queues = new QueueService(stores.queues, engine.queueLanes, stores.messages, lifecycle, forget);
   const scheduler = new Scheduler(ctx, stores.schedules, publisher, wake.ring);

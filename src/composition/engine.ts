@@ -69,7 +69,7 @@ function createLifecycle(shared: Shared, extraListeners: MessageListener[]): Lif
     store: stores.messages,
     events,
     admit: queueLanes.admit,
-    deadLetters: workflowHooks.deadLetters(new DeadLetters(stores.dlq, storage.dlqIds?.())),
+    deadLetters: workflowHooks.deadLetters(new DeadLetters(stores.dlq, storage.membership.dlqIds())),
   });
   return { events, lifecycle, queueLanes, flowSettings, workflowHooks };
 }

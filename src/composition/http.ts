@@ -52,7 +52,7 @@ export function createControls({ ctx, storage, engine }: Parts, resets: ResetReg
   const { pool } = engine;
   // Flow-control rate windows run on the workers' copy of the clock: their releases are steps too.
   const clock = new ClockControl(ctx.clock, engine.probe, rateWindowWaits(() => pool.flowStats({ prefix: "" })));
-  return { resets, clock, nodes: () => storage.nodes?.() ?? 1 };
+  return { resets, clock, nodes: () => storage.membership.nodes() };
 }
 
 /**

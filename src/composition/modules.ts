@@ -11,7 +11,6 @@ import { mcpRoutes } from "../mcp/routes.ts";
 import { CancelService } from "../messages/cancel.ts";
 import { Retention } from "../messages/retention.ts";
 import { messageRoutes, publishRoute } from "../messages/routes.ts";
-import { readAccountMessages } from "../messages/store.ts";
 import { enqueueRoute, queueRoutes } from "../queues/routes.ts";
 import { scheduleRoutes } from "../schedules/routes.ts";
 import { signingKeyRoutes } from "../signing/routes.ts";
@@ -41,7 +40,6 @@ export function messages({ ctx, storage, engine, domains }: Parts): DomainModule
         name: "messages",
         // A late answer of a deleted message's attempt must not resurrect it in the log or the DLQ.
         reset: (id) => store.deleteAccount(id).forEach(engine.forget),
-        reads: (id) => [readAccountMessages(id)],
       },
     ],
   };
@@ -187,5 +185,5 @@ export function dedup({ storage }: Parts): DomainModule {
  */
 export function retention({ ctx, storage, engine }: Parts): DomainModule {
   const { events, dlq } = storage.stores;
-  return { services: [new Retention(ctx, events, dlq, [engine.workflowHooks.runs], () => storage.leads?.() ?? true)] };
+  return { services: [new Retention(ctx, events, dlq, [engine.workflowHooks.runs], () => storage.membership.leads())] };
 }

@@ -3,7 +3,7 @@ import type { ServerConfig } from "../config/config.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Dialect } from "../core/dialect.ts";
 import type { Logger } from "../core/log.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { Transactor } from "../store/transactor.ts";
 
 /** What every domain gets: the config, one clock, one logger, the accounts and the group commit (never a database handle: the stores come from the storage engine). */
 export interface AppContext {

@@ -1,7 +1,6 @@
 import type { BackgroundService } from "../core/service.ts";
 import type { FastRoute } from "../http/fast-route.ts";
 import type { RoutePlugin } from "../http/plugin.ts";
-import type { Read } from "../store/group-commit.ts";
 
 /**
  * Deletes everything one domain keeps for an account (never its credentials). It runs inside the
@@ -13,8 +12,6 @@ export type AccountReset = (accountId: string) => void;
 export interface ResetPart {
   name: string;
   reset: AccountReset;
-  /** What the part reads in the reset's write (declared with it). */
-  reads?: (accountId: string) => Read[];
 }
 
 export interface DomainRoutes {

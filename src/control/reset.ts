@@ -1,5 +1,5 @@
 import type { ResetPart } from "../context/domain-module.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { Transactor } from "../store/transactor.ts";
 
 /**
  * `POST /__svc/reset`: every domain says how to forget one account, so the control plane never
@@ -27,6 +27,6 @@ export class ResetRegistry {
     return this.commit.run(() => {
       for (const part of this.parts) part.reset(accountId);
       return this.names();
-    }, this.parts.flatMap((p) => p.reads?.(accountId) ?? []));
+    });
   }
 }

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import pkg from "../../package.json" with { type: "json" };
 import type { AppContext } from "../context/app-context.ts";
 import { messagingAuth } from "../http/auth.ts";
-import type { MessageCensus } from "../messages/store.ts";
+import type { MessageCensus } from "../messages/storage.ts";
 import { Type } from "@sinclair/typebox";
 import { apiDoc, jsonContent } from "../openapi/doc.ts";
 

@@ -1,8 +1,7 @@
 import type { Deduplicator } from "../messages/publish.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { PublishOptions } from "../messages/options.ts";
-import type { Read } from "../store/group-commit.ts";
-import { readDedupKeys, type DedupStorage } from "./store.ts";
+import type { DedupStorage } from "./storage.ts";
 
 /** A duplicate within this window is accepted but not enqueued (docs/messaging-api.md, Deduplication). */
 export const DEDUP_WINDOW_MS = 10 * 60 * 1000;
@@ -37,13 +36,6 @@ export function dedupKeysOf(messages: MessageRecord[], options: PublishOptions):
   return messages.map((m) =>
     options.deduplicationId ? sha256([`id\n${options.deduplicationId}\n${target(m)}`]) : sha256(contentKey(m)),
   );
-}
-
-/** What a publishing write reads of the deduplication keys (for engines that load reads first). */
-export function dedupReads(messages: MessageRecord[], options: PublishOptions, nowMs: number): Read[] {
-  const keys = dedupKeysOf(messages, options);
-  if (!keys || messages.length === 0) return [];
-  return [readDedupKeys(messages.map((m, i) => ({ accountId: m.accountId, key: keys[i]!, messageId: m.id, expiresAt: nowMs + DEDUP_WINDOW_MS })), nowMs)];
 }
 
 /**

@@ -5,9 +5,9 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { WakeSignal } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import { readDue, type MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/storage.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { Transactor } from "../store/transactor.ts";
 import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
 import type { Maybe } from "../util/maybe.ts";
 import type { DispatchGate } from "./gate.ts";
@@ -219,8 +219,7 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const now = this.clock.now();
-    const room = Math.min(CLAIM_BATCH, this.maxInFlight - this.inFlight.size - this.claiming.size);
-    this.deps.commit.run(() => this.claimDue(now), room > 0 ? [readDue(now, room)] : []).then(
+    this.deps.commit.run(() => this.claimDue(now)).then(
       (claimed) => {
         this.pumpScheduled = false;
         this.passClaims = [];
@@ -238,8 +237,7 @@ export class Dispatcher implements BackgroundService {
         try {
           this.armTimer(after);
         } catch (error) {
-          this.retryLater("reading the next due time", error);
-          return;
+          return this.retryLater("reading the next due time", error);
         }
         this.passDone(after);
       },
@@ -257,9 +255,8 @@ export class Dispatcher implements BackgroundService {
 
   /** A storage error must neither end the process nor stall delivery: log it and try again. */
   private retryLater(what: string, error: unknown): void {
-    this.deps.log.error(`${what} failed; trying again in ${STORAGE_RETRY_MS} ms`, {
-      error: String((error as Error)?.message ?? error),
-    });
+    const detail = { error: String((error as Error)?.message ?? error) };
+    this.deps.log.error(`${what} failed; trying again in ${STORAGE_RETRY_MS} ms`, detail);
     setTimeout(() => this.wake(), STORAGE_RETRY_MS);
   }
 

@@ -5,11 +5,11 @@ import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
-import { readClaims, type MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/storage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { Transactor } from "../store/transactor.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { Attempt, InFlightAttempts } from "./in-flight.ts";
 import { decideAfterAttempt, type AttemptDecision } from "./retry-policy.ts";
@@ -97,9 +97,8 @@ export class OutcomeRecorder implements BackgroundService {
     const effects: BatchEffects = { closed: [], finished: [] };
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
-    const attempts = batch.flatMap((o) => this.deps.inFlight.peek(o.ticket)?.message.id ?? []);
     this.recording += batch.length;
-    return this.deps.commit.run(() => this.recordBatch(batch, effects), [readClaims(attempts)]).then(
+    return this.deps.commit.run(() => this.recordBatch(batch, effects)).then(
       () => {
         this.recording -= batch.length;
         this.deps.wake();
@@ -131,9 +130,11 @@ export class OutcomeRecorder implements BackgroundService {
   private recordBatch(batch: DeliveryOutcome[], effects: BatchEffects): void {
     const { commit, inFlight, log } = this.deps;
     const tried: BatchEffects = { closed: [], finished: [] };
+    // One read for the batch: which of its attempts are still this process's.
+    const held = this.deps.claims.stillClaimed(batch.flatMap((o) => inFlight.peek(o.ticket)?.message.id ?? []));
     try {
       commit.nested(() => {
-        for (const outcome of batch) this.record(outcome, tried);
+        for (const outcome of batch) this.record(outcome, tried, held);
       });
     } catch (error) {
       for (const attempt of tried.closed) inFlight.restore(attempt);
@@ -141,7 +142,7 @@ export class OutcomeRecorder implements BackgroundService {
       for (const outcome of batch) {
         const one: BatchEffects = { closed: [], finished: [] };
         try {
-          commit.nested(() => this.record(outcome, one));
+          commit.nested(() => this.record(outcome, one, held));
           effects.closed.push(...one.closed);
           this.release(one.finished);
         } catch (failure) {
@@ -168,14 +169,14 @@ export class OutcomeRecorder implements BackgroundService {
     for (const m of messages) this.deps.gate.released(m, now);
   }
 
-  private record(outcome: DeliveryOutcome, effects: BatchEffects): void {
+  private record(outcome: DeliveryOutcome, effects: BatchEffects, held: Set<string>): void {
     const { clock, lifecycle, dialect, config } = this.deps;
     const attempt = this.deps.inFlight.close(outcome.ticket);
     if (!attempt) return;
     effects.closed.push(attempt);
     const m = attempt.message;
     const now = clock.now();
-    if (!this.deps.claims.stillClaimed(m.id)) {
+    if (!held.has(m.id)) {
       // Handed back to the others while this attempt ran (this process was presumed dead: another
       // process delivers it again), or cancelled through another process: not recorded.
       this.deps.log.warn("delivery outcome ignored: the message is no longer this node's (handed back, or cancelled through another node)", { messageId: m.id });

@@ -1,5 +1,5 @@
-import type { MessageStorage } from "../messages/store.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { MessageStorage } from "../messages/storage.ts";
+import type { Transactor } from "../store/transactor.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";

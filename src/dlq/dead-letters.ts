@@ -2,7 +2,7 @@ import { DlqIdSequence } from "../core/ids.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { DlqEntry } from "./model.ts";
-import type { DlqStorage } from "./store.ts";
+import type { DlqStorage } from "./storage.ts";
 
 /** A message whose last attempt failed, and what a layer above may know of it (its workflow run). */
 export interface DeadLetter extends Pick<DlqEntry, "workflowCreatedAt" | "failureFunctionState"> {

@@ -11,7 +11,7 @@ import { bodyFields } from "../util/base64.ts";
 import type { Maybe } from "../util/maybe.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqService } from "./service.ts";
-import { readDlqFilter, type DlqStorage } from "./store.ts";
+import type { DlqStorage } from "./storage.ts";
 import { apiDoc, bulkControls, filterBody, filterQuery, jsonContent, pageControls } from "../openapi/doc.ts";
 import { DeletedJson, DlqMessageJson, DlqPageJson, NewMessageJson, RetriedJson } from "../messages/api-schemas.ts";
 import { settingParameters } from "../messages/publish-headers.ts";
@@ -95,7 +95,7 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
         const taken = takePage(store.oldest(account.id, filter, after, count + 1), count, (e) => e.seq);
         for (const e of taken.page) store.delete(account.id, e.dlqId);
         return taken;
-      }, [readDlqFilter(account.id, filter, after, count + 1)]);
+      });
       return compact({ deleted: page.length, cursor });
     }, { parse: "none", detail: apiDoc({ summary: "Delete DLQ messages by ids or filters (oldest first, at most count)", parameters: [...filterQuery(filterDocs(DLQ_FILTERS)), ...bulkControls(1000)], requestBody: filterBody(filterDocs(DLQ_FILTERS)), responses: { 200: jsonContent(DeletedJson, "how many were deleted") } }) })
     .post("/v2/dlq/retry/:dlqId", async ({ account, params, request, set }) => {

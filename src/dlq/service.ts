@@ -6,7 +6,7 @@ import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { ConfigSource } from "../messages/config-source.ts";
 import { parsePublishOptions } from "../messages/options.ts";
-import { readDlqEntries, type DlqStorage } from "./store.ts";
+import type { DlqStorage } from "./storage.ts";
 
 /**
  * Re-publishing a dead letter: a new message with the stored content; configuration headers
@@ -22,7 +22,7 @@ export class DlqService {
 
   /** False when the entry does not exist. */
   delete(accountId: string, dlqId: string): Promise<boolean> {
-    return this.ctx.commit.run(() => this.store.delete(accountId, dlqId), [readDlqEntries(accountId, [dlqId])]);
+    return this.ctx.commit.run(() => this.store.delete(accountId, dlqId));
   }
 
   /** Returns the new message id, or undefined when the entry does not exist. */
@@ -59,7 +59,6 @@ export class DlqService {
         this.lifecycle.accept(fresh, now);
         return fresh.id;
       }),
-      [readDlqEntries(account.id, dlqIds)],
     );
     this.wake();
     return ids;

@@ -1,22 +1,21 @@
 import type { Database } from "bun:sqlite";
-import type { AccountStorage } from "../accounts/store.ts";
+import type { SQL } from "bun";
+import type { AccountStorage } from "../accounts/storage.ts";
 import type { DlqIdSequence } from "../core/ids.ts";
 import type { BackgroundService } from "../core/service.ts";
-import type { DedupStorage } from "../dedup/store.ts";
-import type { DlqStorage } from "../dlq/store.ts";
-import type { FlowKeyStorage } from "../flow-control/key-store.ts";
-import type { FlowStorage } from "../flow-control/store.ts";
-import type { EventStorage } from "../logs/store.ts";
-import type { SearchStore } from "../management/search/store.ts";
-import type { UsageFixtureLedgerStorage, VectorStore } from "../management/vector/store.ts";
-import type { MessageStorage } from "../messages/store.ts";
-import type { RollupStorage } from "../metrics/store.ts";
-import type { QueueStorage } from "../queues/store.ts";
-import type { ScheduleStorage } from "../schedules/store.ts";
-import type { Transactor } from "../store/group-commit.ts";
-import type { UrlGroupStorage } from "../url-groups/store.ts";
-import type { WaitStorage } from "../workflows/wait-store.ts";
-import type { RunStorage } from "../workflows/store.ts";
+import type { DedupStorage } from "../dedup/storage.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
+import type { FlowKeyStorage, FlowStorage } from "../flow-control/storage.ts";
+import type { EventStorage } from "../logs/storage.ts";
+import type { SearchStore } from "../management/search/storage.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "../management/vector/storage.ts";
+import type { MessageStorage } from "../messages/storage.ts";
+import type { RollupStorage } from "../metrics/storage.ts";
+import type { QueueStorage } from "../queues/storage.ts";
+import type { ScheduleStorage } from "../schedules/storage.ts";
+import type { Transactor } from "../store/transactor.ts";
+import type { UrlGroupStorage } from "../url-groups/storage.ts";
+import type { RunStorage, WaitStorage } from "../workflows/storage.ts";
 
 /** Every domain's store, built once by the storage engine; the domains get theirs in their constructors. */
 export interface Stores {
@@ -39,17 +38,43 @@ export interface Stores {
   usageLedger: UsageFixtureLedgerStorage;
 }
 
-export type EngineKind = "sqlite" | "postgres";
+export type EngineKind = StorageEngine["kind"];
+
+/**
+ * What a node needs to know of the others sharing its storage. One node alone (SQLite, or the
+ * single-node answers below) has nobody to hear from: it leads, and counts itself.
+ */
+export interface ClusterMembership {
+  /** Another node made messages due (at `atMs`, or now): the dispatcher should look. */
+  onDue(fn: (atMs?: number) => void): void;
+  /** Another node changed a table this one keeps in memory (it is reloaded first). */
+  watch(table: string, fn: () => void): void;
+  /** This node runs the maintenance every node would otherwise repeat (retention). */
+  leads(): boolean;
+  /** Nodes sharing the storage now, this one included. */
+  nodes(): number;
+  /** DLQ ids of this node, never equal to another node's; undefined: the plain sequence. */
+  dlqIds(): DlqIdSequence | undefined;
+}
+
+/** The membership of a node that shares its storage with nobody. */
+export const SINGLE_NODE: ClusterMembership = {
+  onDue: () => {},
+  watch: () => {},
+  leads: () => true,
+  nodes: () => 1,
+  dlqIds: () => undefined,
+};
 
 /**
  * The storage boundary: where svcd's state lives. The composition root opens one engine and
  * builds everything else from its stores and its group commit; no domain sees a database handle.
  */
-export interface StorageEngine {
-  readonly kind: EngineKind;
+interface EngineBase {
   /** Every write requested in one tick commits in one transaction (see Transactor). */
   readonly commit: Transactor;
   readonly stores: Stores;
+  readonly membership: ClusterMembership;
   /** Background work of the engine itself, started before and stopped after everything else. */
   readonly services: BackgroundService[];
   /** Throws when storage does not answer (the readiness probe). */
@@ -58,16 +83,18 @@ export interface StorageEngine {
   sizeBytes(): { database: number; wal: number } | Promise<{ database: number; wal: number }>;
   /** Commits what is queued and closes the database. */
   close(): void | Promise<void>;
-  /** Another process made messages due (at `atMs`, or now): the dispatcher should look. Shared engines only. */
-  onDue?(fn: (atMs?: number) => void): void;
-  /** Another process changed a table this one keeps in memory (it is reloaded first). Shared engines only. */
-  watch?(table: string, fn: () => void): void;
-  /** This process runs the maintenance every process would otherwise repeat (retention). */
-  leads?(): boolean;
-  /** Processes sharing the storage now, this one included. */
-  nodes?(): number;
-  /** DLQ ids of this process, never equal to another process's (several share the storage). */
-  dlqIds?(): DlqIdSequence;
-  /** The SQLite engine's database, for tests and fault drills; undefined on other engines. */
-  readonly sqlite?: Database;
 }
+
+/** The embedded engine; its database is there for tests and fault drills. */
+export interface SqliteStorage extends EngineBase {
+  readonly kind: "sqlite";
+  readonly db: Database;
+}
+
+/** The shared engine; its pool is there for tests and tools that inspect the database. */
+export interface PostgresStorage extends EngineBase {
+  readonly kind: "postgres";
+  readonly sql: SQL;
+}
+
+export type StorageEngine = SqliteStorage | PostgresStorage;

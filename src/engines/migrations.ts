@@ -3,7 +3,7 @@ import { dlqMigrations } from "../dlq/schema.ts";
 import { logMigrations } from "../logs/schema.ts";
 import { searchMigrations } from "../management/search/schema.ts";
 import { vectorMigrations } from "../management/vector/schema.ts";
-import { messageMigrations } from "../messages/schema.ts";
+import { bodyMigrations, messageMigrations } from "../messages/schema.ts";
 import { metricsMigrations } from "../metrics/schema.ts";
 import { dedupMigrations } from "../dedup/schema.ts";
 import { flowControlMigrations } from "../flow-control/schema.ts";
@@ -11,8 +11,7 @@ import { queueMigrations } from "../queues/schema.ts";
 import { scheduleMigrations } from "../schedules/schema.ts";
 import { urlGroupMigrations } from "../url-groups/schema.ts";
 import { workflowMigrations } from "../workflows/schema.ts";
-import { bodyMigrations } from "../store/bodies.ts";
-import type { Migration } from "../store/db.ts";
+import type { Migration } from "../store/migration.ts";
 
 /**
  * Every domain's migrations, in the order they are applied. Ids are namespaced per domain, so a

@@ -5,7 +5,7 @@ import { StartError } from "../core/start-error.ts";
 import type { StorageEngine } from "./engine.ts";
 import { isPostgresUrl } from "./postgres/connect.ts";
 import { openPostgresEngine } from "./postgres/engine.ts";
-import { openSqliteEngine } from "./sqlite.ts";
+import { openSqliteEngine } from "./sqlite/engine.ts";
 
 /** Opens the engine the configuration names: a file path (or `--memory`) is SQLite. */
 export function openStorageEngine(config: ServerConfig, log: Logger): StorageEngine {

@@ -2,7 +2,7 @@ import type { Wake } from "../core/wake.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
 import { laneKey } from "./lane-key.ts";
 import type { FlowKeySettings } from "./steering.ts";
-import type { FlowStorage } from "./store.ts";
+import type { FlowStorage } from "./storage.ts";
 
 /**
  * Most attempts of one key the dispatcher hands to the workers at once. The worker's gate enforces

@@ -2,14 +2,13 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { FlowPins, GlobalSlotsLayout } from "../model/flow-control.ts";
-import type { Transactor } from "../store/group-commit.ts";
+import type { Transactor } from "../store/transactor.ts";
 import type { FlowLaneStats } from "./gate.ts";
 import { globalSlotsInUse } from "./global-slots.ts";
-import type { FlowKeyStorage, KeySettings } from "./key-store.ts";
+import type { FlowKeyStorage, FlowStorage, KeySettings } from "./storage.ts";
 import { laneKey, lanePrefix } from "./lane-key.ts";
 import type { FlowLanes } from "./lanes.ts";
 import type { FlowKeySettings } from "./steering.ts";
-import type { FlowStorage } from "./store.ts";
 import type { FlowWorkerMessage } from "./worker-messages.ts";
 
 /** `GET /v2/flowControl` entry (docs/messaging-api.md, Flow control). Limits not set are 0. */

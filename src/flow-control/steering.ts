@@ -2,7 +2,7 @@ import type { FlowSteering } from "../model/flow-control.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
-import type { FlowKeyStorage, KeySettings } from "./key-store.ts";
+import type { FlowKeyStorage, KeySettings } from "./storage.ts";
 import { laneKey } from "./lane-key.ts";
 
 /** A start counts a little past its period in the workers (see FlowGate.window): keep it as long. */

@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.ts";
 import type { GlobalSlotsLayout } from "../model/flow-control.ts";
-import type { FlowKeyStorage } from "./key-store.ts";
+import type { FlowKeyStorage } from "./storage.ts";
 import { laneKey } from "./lane-key.ts";
 import type { FlowKeySettings } from "./steering.ts";
 import type { FlowWorkerMessage } from "./worker-messages.ts";

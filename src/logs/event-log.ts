@@ -2,7 +2,7 @@ import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { redactBody, redactHeaders } from "../model/redact.ts";
 import type { EventRecord, EventState } from "./model.ts";
-import type { EventStorage } from "./store.ts";
+import type { EventStorage } from "./storage.ts";
 
 function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial<EventRecord> = {}): EventRecord {
   return {

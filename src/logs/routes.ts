@@ -9,7 +9,7 @@ import { compact, headerMap } from "../messages/views.ts";
 import { boundedPage, PAGE_BYTE_BUDGET } from "../http/page.ts";
 import { toBase64 } from "../util/base64.ts";
 import { EVENT_STATES, type EventRecord, type EventState } from "./model.ts";
-import type { EventStorage } from "./store.ts";
+import type { EventStorage } from "./storage.ts";
 import { apiDoc, filterQuery, jsonContent, pageControls } from "../openapi/doc.ts";
 import { EventsPageJson, LogsPageJson } from "../messages/api-schemas.ts";
 

@@ -1,4 +1,4 @@
-import type { Migration } from "../store/db.ts";
+import type { Migration } from "../store/migration.ts";
 
 export const logMigrations: Migration[] = [
   {
@@ -29,7 +29,7 @@ export const logMigrations: Migration[] = [
     sql: "ALTER TABLE events ADD COLUMN caller_ip TEXT",
   },
   {
-    // A CREATED entry refers to its message's body stored once (store/bodies.ts) instead of a copy.
+    // A CREATED entry refers to its message's body stored once (engines/sqlite/bodies.ts) instead of a copy.
     id: "logs/003-shared-body",
     sql: "ALTER TABLE events ADD COLUMN shared_body INTEGER",
   },

@@ -4,13 +4,13 @@ import type { MetricsEngine } from "../metrics/engine.ts";
 import { applyFixtures } from "./fixtures.ts";
 import { SearchIndexes } from "./search/logic.ts";
 import { searchRoutes } from "./search/routes.ts";
-import type { SearchStore } from "./search/store.ts";
+import type { SearchStore } from "./search/storage.ts";
 import type { ManagementDeps } from "./shared/deps.ts";
 import { usageRoutes } from "./shared/usage-routes.ts";
 import { messagingStatsControlRoutes, messagingStatsRoutes } from "./stats/routes.ts";
 import { VectorIndexes } from "./vector/logic.ts";
 import { vectorRoutes } from "./vector/routes.ts";
-import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/store.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/storage.ts";
 
 
 export interface ManagementDomainDeps {

@@ -9,9 +9,9 @@ import {
 import { recordSample, sampleFields, type UsageSample } from "./shared/usage.ts";
 import { firstProblem } from "../core/validation.ts";
 import { newSearchRow } from "./search/logic.ts";
-import type { SearchStore } from "./search/store.ts";
+import type { SearchStore } from "./search/storage.ts";
 import { DimensionCount, newVectorRow, SimilarityFunction } from "./vector/logic.ts";
-import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/store.ts";
+import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/storage.ts";
 
 const common = {
   id: Type.Optional(IndexId),

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context/app-context.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
-import { readMessageFilter, readMessages, type MessageStorage } from "./store.ts";
+import type { MessageStorage } from "./storage.ts";
 
 /** Cancelling: the message leaves the store at once; an attempt already in flight is disowned. */
 export class CancelService {
@@ -19,7 +19,7 @@ export class CancelService {
       if (!m || !this.lifecycle.cancel(m, this.ctx.clock.now())) return false;
       this.forget(id);
       return true;
-    }, [readMessages([id])]);
+    });
   }
 
   /**
@@ -38,6 +38,6 @@ export class CancelService {
         }
       }
       return { cancelled, cursor };
-    }, [readMessageFilter(accountId, filter, after, count + 1)]);
+    });
   }
 }

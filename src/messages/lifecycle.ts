@@ -2,7 +2,7 @@ import type { MessageEvents } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { callbackMessage } from "./callbacks.ts";
-import type { MessageStorage } from "./store.ts";
+import type { MessageStorage } from "./storage.ts";
 
 /**
  * Decides, before a new message is stored, whether it waits outside the timeline: a queue at its

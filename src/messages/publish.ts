@@ -9,7 +9,6 @@ import { parsePublishOptions, type PublishOptions } from "./options.ts";
 import type { Destination } from "./destination.ts";
 import type { MessageLifecycle } from "./lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { Read } from "../store/group-commit.ts";
 
 /** One delivery address a publish fans out to. */
 export interface Target {
@@ -78,10 +77,6 @@ export interface PublishDeps {
   resolveGroup: GroupResolver;
   /** Deduplication: which of the new messages repeat one seen within the window. */
   deduplicate: Deduplicator;
-  /** What deduplicating these messages reads, declared with the write that stores them. */
-  dedupReads?: (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Read[];
-  /** What the admission reads (the workflow run a publish names), declared with the write that stores it. */
-  admitReads?: (input: PublishInput) => Read[];
   /** The dispatcher may claim a just-stored message in the same commit (Dispatcher.claimStored). */
   claimNow: (m: MessageRecord, nowMs: number) => boolean;
   /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
@@ -107,8 +102,6 @@ export class PublishService {
   private readonly usage: UsageRecorder;
   private readonly resolveGroup: GroupResolver;
   private readonly deduplicate: Deduplicator;
-  private readonly dedupReads: NonNullable<PublishDeps["dedupReads"]>;
-  private readonly admitReads: NonNullable<PublishDeps["admitReads"]>;
   private readonly claimNow: PublishDeps["claimNow"];
   private readonly wake: Wake;
   private readonly admit: PublishAdmission;
@@ -121,8 +114,6 @@ export class PublishService {
     this.usage = deps.usage;
     this.resolveGroup = deps.resolveGroup;
     this.deduplicate = deps.deduplicate;
-    this.dedupReads = deps.dedupReads ?? (() => []);
-    this.admitReads = deps.admitReads ?? (() => []);
     this.claimNow = deps.claimNow;
     this.wake = deps.wake;
     this.admit = deps.admit ?? (() => undefined);
@@ -132,17 +123,10 @@ export class PublishService {
   async publish(input: PublishInput): Promise<PublishResult> {
     const { messages, options, isGroup } = this.prepare(input);
     const now = this.ctx.clock.now();
-    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now), this.reads(input, messages, options, now));
+    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now));
     this.wake(earliestDue(messages));
     const allDuplicates = results.every((r) => r.deduplicated);
     return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
-  }
-
-  /** What storing these messages reads (the deduplication keys, the admission's rows), declared with the write. */
-  reads(input: PublishInput, messages: MessageRecord[], options: PublishOptions, nowMs: number): Read[] {
-    const dedup = this.dedupReads(messages, options, nowMs);
-    const admission = this.admitReads(input);
-    return admission.length === 0 ? dedup : [...dedup, ...admission];
   }
 
   /** Everything short of storing: validation, destination resolution, message records. */

@@ -15,7 +15,7 @@ import { callerIp, rawAfter, type RequestServer } from "../http/request.ts";
 import type { CancelService } from "./cancel.ts";
 import { parseDestination } from "./destination.ts";
 import type { PublishService } from "./publish.ts";
-import type { MessageStorage } from "./store.ts";
+import type { MessageStorage } from "./storage.ts";
 import { compact, messageView } from "./views.ts";
 
 /** Most messages one bulk cancel acts on; more matches answer a cursor to continue with. */

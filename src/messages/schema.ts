@@ -1,4 +1,4 @@
-import type { Migration } from "../store/db.ts";
+import type { Migration } from "../store/migration.ts";
 
 export const messageMigrations: Migration[] = [
   {
@@ -33,10 +33,21 @@ export const messageMigrations: Migration[] = [
     CREATE INDEX messages_account ON messages (account_id, created_at);`,
   },
   {
-    // The body stored once (store/bodies.ts): the row then holds an empty body and this reference.
+    // The body stored once (engines/sqlite/bodies.ts): the row then holds an empty body and this reference.
     id: "messages/002-shared-body",
     sql: `ALTER TABLE messages ADD COLUMN shared_body INTEGER;
     -- the log entry that also held the body is gone: the message's deletion drops the body
     ALTER TABLE messages ADD COLUMN body_alone INTEGER NOT NULL DEFAULT 0;`,
+  },
+];
+
+/**
+ * Bodies stored once (the SQLite engine's `engines/sqlite/bodies.ts`); the table exists on every
+ * engine, applied before the messages' own migrations.
+ */
+export const bodyMigrations: Migration[] = [
+  {
+    id: "bodies/001-create",
+    sql: "CREATE TABLE message_bodies (body_id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)",
   },
 ];

@@ -2,7 +2,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import { binOf, emptySummary, quantile, type LatencySummary } from "./histogram.ts";
-import { LEVELS, mergePart, Part, type RollupStorage, type RollupWrite } from "./store.ts";
+import { LEVELS, mergePart, Part, type RollupStorage, type RollupWrite } from "./storage.ts";
 import { gridEndMin, MINUTE_MS, monthGrid, periodGrid, type Grid } from "./time.ts";
 import type { UsageRecorder } from "./usage.ts";
 

@@ -3,7 +3,7 @@ import { quotaExceeded } from "../core/errors.ts";
 import type { Wake } from "../core/wake.ts";
 import { onFinished, type MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
-import type { QueueRow, QueueStorage } from "./store.ts";
+import type { QueueRow, QueueStorage } from "./storage.ts";
 
 export const DEFAULT_QUEUE_PARALLELISM = 1;
 

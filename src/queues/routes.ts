@@ -1,4 +1,3 @@
-import type { Read } from "../store/group-commit.ts";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
@@ -23,7 +22,7 @@ const QueueBody = t.Object({
 
 /** `/v2/queues` and `POST /v2/enqueue/{queue}/{destination}` (docs/messaging-api.md, Queues). */
 export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: PublishService) {
-  const write = (fn: () => void, reads: Read[] = []) => ctx.commit.run(fn, reads).then(() => new Response(null, { status: 200 }));
+  const write = (fn: () => void) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
     .post("/v2/queues", ({ account, body }) => write(() => queues.upsert(account, body, ctx.clock.now())), {
@@ -35,7 +34,7 @@ export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: Pu
       params: QueueParams,
       detail: apiDoc({ summary: "Get a queue", responses: { 200: jsonContent(QueueJson, "the queue") } }),
     })
-    .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now()), queues.deleteReads(account, params.name)), {
+    .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now())), {
       params: QueueParams,
       detail: apiDoc({ summary: "Delete a queue and cancel its messages", responses: { 200: EMPTY_OK } }),
     })

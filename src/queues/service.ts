@@ -2,9 +2,9 @@ import type { Account } from "../accounts/accounts.ts";
 import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { checkName } from "../messages/options.ts";
-import { readMessageFilter, type MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/storage.ts";
 import { DEFAULT_QUEUE_PARALLELISM, type QueueLanes } from "./lanes.ts";
-import type { QueueRow, QueueStorage } from "./store.ts";
+import type { QueueRow, QueueStorage } from "./storage.ts";
 
 export interface QueueInput {
   queueName: string;
@@ -75,11 +75,6 @@ export class QueueService {
         this.forget(m.id);
       }
     }
-  }
-
-  /** What `delete` reads: the queue's messages (declared with its write). */
-  deleteReads(account: Account, name: string) {
-    return [readMessageFilter(account.id, { queueNames: [name] }, null, Number.MAX_SAFE_INTEGER)];
   }
 
   list(account: Account) {

@@ -7,7 +7,7 @@ import { parseDestination } from "../messages/destination.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import { checkCron } from "./cron.ts";
 import type { ScheduleService } from "./service.ts";
-import type { ScheduleStorage } from "./store.ts";
+import type { ScheduleStorage } from "./storage.ts";
 
 /**
  * `accounts[].schedules[]` of the config file. A fixture schedule is created when missing and

@@ -3,7 +3,7 @@ import type { Dialect } from "../core/dialect.ts";
 import type { PublishInput } from "../messages/publish.ts";
 import { toHeaders } from "../util/header-pairs.ts";
 import { readScheduleHeaders } from "./columns.ts";
-import type { ScheduleRow } from "./store.ts";
+import type { ScheduleRow } from "./storage.ts";
 
 /** Transport and credentials: never stored with a schedule, never replayed. */
 const NOT_REPLAYED = new Set([

@@ -4,7 +4,7 @@ import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
-import { readTrigger, type ScheduleRow, type ScheduleStorage } from "./store.ts";
+import type { ScheduleRow, ScheduleStorage } from "./storage.ts";
 
 /**
  * One clock timer per schedule. A trigger re-arms the next one at once (so a manual-clock jump
@@ -108,7 +108,7 @@ export class Scheduler implements BackgroundService {
         }
         const states = Object.fromEntries(ids.map((messageId) => [messageId, "IN_PROGRESS"]));
         this.store.recordTrigger(accountId, id, revision, now, next, JSON.stringify(states));
-      }, [readTrigger(accountId, id, revision, plannedAt, next)])
+      })
       .then(() => this.wake())
       .catch((error) => this.ctx.log.error("schedule trigger failed", { scheduleId: id, error: String(error) }));
   }

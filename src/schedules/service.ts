@@ -11,7 +11,7 @@ import { checkCron, nextRunAfter } from "./cron.ts";
 import { replayableHeaders } from "./replay.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { settingsOf } from "./settings.ts";
-import type { ScheduleRow, ScheduleStorage } from "./store.ts";
+import type { ScheduleRow, ScheduleStorage } from "./storage.ts";
 import { scheduleView } from "./view.ts";
 
 export interface ScheduleRequest {

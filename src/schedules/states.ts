@@ -1,5 +1,5 @@
 import { onFinished, type MessageListener } from "../model/events.ts";
-import type { ScheduleStorage } from "./store.ts";
+import type { ScheduleStorage } from "./storage.ts";
 
 /**
  * Keeps `lastScheduleStates` true: when a message of a schedule's last trigger ends, its entry

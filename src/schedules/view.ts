@@ -4,7 +4,7 @@ import { bodyFields } from "../util/base64.ts";
 import { redactBody, redactHeaders } from "../model/redact.ts";
 import { readLastStates, readScheduleSettings } from "./columns.ts";
 import type { ScheduleSettings } from "./settings.ts";
-import type { ScheduleRow } from "./store.ts";
+import type { ScheduleRow } from "./storage.ts";
 
 /** Schedules stored before several labels existed kept them as one string. */
 const legacyLabels = (s: ScheduleSettings) => splitLabels((s as { label?: string }).label);

@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import type { MessageEvents } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
-import type { MessageCensus } from "../messages/store.ts";
+import type { MessageCensus } from "../messages/storage.ts";
 import type { BuildInfo } from "../startup/build-info.ts";
 
 /** What the scrape reads at the moment it happens (levels, not events). */

@@ -1,5 +1,5 @@
 import type { MessageEvents } from "../model/events.ts";
-import type { MessageCensus } from "../messages/store.ts";
+import type { MessageCensus } from "../messages/storage.ts";
 
 /**
  * What a stop did, for its last log line: how many attempts in flight at the stop finished

@@ -6,7 +6,7 @@ import { checkName, parseHttpUrl } from "../messages/options.ts";
 import type { GroupResolver } from "../messages/publish.ts";
 import { compact, headerMap } from "../messages/views.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
-import type { UrlGroupRow, UrlGroupStorage } from "./store.ts";
+import type { UrlGroupRow, UrlGroupStorage } from "./storage.ts";
 
 export interface EndpointInput {
   url?: string;

@@ -1,7 +1,7 @@
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /** The error a run's start fails with when its endpoint answered 2XX but is no workflow endpoint. */
 const NOT_A_WORKFLOW =

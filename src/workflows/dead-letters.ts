@@ -1,7 +1,7 @@
 import type { DeadLetter } from "../dlq/dead-letters.ts";
 import type { DeadLetterSink } from "../messages/lifecycle.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /**
  * The DLQ as workflow runs use it: a failed run has one entry, the message that failed it (with

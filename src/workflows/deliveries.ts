@@ -2,7 +2,7 @@ import { toBase64 } from "../util/base64.ts";
 import { andThen, type Maybe } from "../util/maybe.ts";
 import type { MessageRecord, WorkflowTag } from "../model/message.ts";
 import { bytesOf, encodeRawSteps, textOf } from "./raw-steps.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /**
  * What a run's message carries when it is delivered. A step delivery's body is the run's list up

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context/app-context.ts";
 import { dlqPage, readDlqSelection } from "../dlq/routes.ts";
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import { filterDocs, WORKFLOW_DLQ_FILTERS } from "../filters/filter.ts";
 import { messagingAuth } from "../http/auth.ts";
 import { DeletedJson } from "../messages/api-schemas.ts";

@@ -5,7 +5,7 @@ import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqEntry } from "../dlq/model.ts";
 import { dlqView } from "../dlq/routes.ts";
-import { readDlqEntries, readDlqFilter, type DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
@@ -13,18 +13,16 @@ import { compact } from "../messages/views.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun } from "./headers.ts";
-import { readMessages } from "../messages/store.ts";
 import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides.ts";
 import type { RunRecord } from "./model.ts";
 import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
-import { readRuns, type RunStorage } from "./store.ts";
-import type { Read } from "../store/group-commit.ts";
+import type { RunStorage } from "./storage.ts";
 import { andThen, type Maybe } from "../util/maybe.ts";
 
 export interface WorkflowDlqDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> };
+  commit: { run<T>(write: () => T): Promise<T> };
   dialect: Dialect;
   names: WorkflowHeaderNames;
   dlq: DlqStorage;
@@ -97,7 +95,7 @@ export class WorkflowDlq {
     const deleted = await commit.run(() => {
       const entry = dlq.get(account.id, dlqId);
       return entry !== undefined && this.runOf(entry) !== undefined && dlq.delete(account.id, dlqId);
-    }, [readDlqEntries(account.id, [dlqId])]);
+    });
     if (!deleted) throw notFound(`workflow DLQ message ${dlqId} not found`);
   }
 
@@ -119,7 +117,7 @@ export class WorkflowDlq {
         dlq.delete(account.id, entry.dlqId);
         return [{ workflowRunId: run.runId, workflowCreatedAt: run.createdAt }];
       });
-    }, [readDlqEntries(account.id, dlqIds), readRuns(account.id, runIds, { steps: true })]);
+    });
     this.deps.wake();
     return compact({ workflowRuns: runs, cursor });
   }
@@ -164,7 +162,7 @@ export class WorkflowDlq {
       };
       lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId), now);
       return run;
-    }, [readDlqEntries(account.id, [dlqId]), readRuns(account.id, [runId])]);
+    });
     this.deps.wake();
     return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt };
   }
@@ -179,7 +177,6 @@ export class WorkflowDlq {
     const runId = found && this.runOf(found);
     const run = runId !== undefined ? await runs.readRun(account.id, runId) : undefined;
     if (!run) throw notFound(`workflow DLQ message ${dlqId} not found`);
-    const messageId = run.failureFunction?.dlqId === dlqId ? run.failureFunction.messageId : "";
     await commit.run(() => {
       const now = clock.now();
       const fresh = runs.getRun(account.id, run.runId);
@@ -188,7 +185,7 @@ export class WorkflowDlq {
       const m = failure?.state === "CALLBACK_INPROGRESS" ? messages.get(account.id, failure.messageId) : undefined;
       if (!m || !messages.cancel(m, now))
         throw badRequest(`workflow run ${run.runId} has no failure function call in progress (${failure?.state ?? "none"})`);
-    }, [readDlqEntries(account.id, [dlqId]), readRuns(account.id, [run.runId]), readMessages(messageId ? [messageId] : [])]);
+    });
   }
 
   /** Deletes the selected entries of failed runs. */
@@ -199,7 +196,7 @@ export class WorkflowDlq {
       const taken = takePage(dlq.oldest(account.id, filter, selection.after, selection.count + 1), selection.count, (e) => e.seq);
       for (const e of taken.page) dlq.delete(account.id, e.dlqId);
       return taken;
-    }, [readDlqFilter(account.id, filter, selection.after, selection.count + 1)]);
+    });
     return compact({ deleted: page.length, cursor });
   }
 

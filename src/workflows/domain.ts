@@ -4,10 +4,10 @@ import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DeadLetters } from "../dlq/dead-letters.ts";
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { PublishService } from "../messages/publish.ts";
-import type { MessageStorage } from "../messages/store.ts";
+import type { MessageStorage } from "../messages/storage.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
@@ -22,9 +22,8 @@ import { RunEndings, RunSettler, SettleRequests, type RunMessages } from "./run-
 import { RunEvents } from "./run-events.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage, WaitStorage } from "./storage.ts";
 import { TriggerService } from "./trigger.ts";
-import type { WaitStorage } from "./wait-store.ts";
 import { WaitTimeouts } from "./wait-timeouts.ts";
 import { publishTimeout, WaitService } from "./waits.ts";
 

@@ -1,7 +1,7 @@
 import { badRequest } from "../core/errors.ts";
 import { parseFilter, type FilterKey } from "../filters/filter.ts";
 import { RUN_STATES, STEP_STATES, type RunState, type StepState } from "./model.ts";
-import type { RunFilter } from "./store.ts";
+import type { RunFilter } from "./storage.ts";
 
 /** What a logs request asks for beside its page: which runs, by their steps' states too, and how much of each body. */
 export interface LogsQuery {

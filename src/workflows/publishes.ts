@@ -3,7 +3,6 @@ import { badRequest, HttpError } from "../core/errors.ts";
 import { ConfigSource } from "../messages/config-source.ts";
 import type { PublishOptions } from "../messages/options.ts";
 import type { PublishInput } from "../messages/publish.ts";
-import type { Read } from "../store/group-commit.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { joinRun, failureCallbackOf, mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
@@ -11,7 +10,7 @@ import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
 import { readWorkflowPublish, stepIdentityOf, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
 import { isActive } from "./run-state.ts";
 import { bytesOf, textOf } from "./raw-steps.ts";
-import { readRuns, type RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /** The run is over (or never was): the SDK reads a 400 as "stop quietly, nothing to do". */
 export const runOver = (message: string) => new HttpError(400, message);
@@ -36,12 +35,6 @@ export class WorkflowPublishes {
 
   /** Whether a publish belongs to a run: its refusals are then the whole request's answer. */
   readonly isWorkflow = (headers: Headers): boolean => headers.has(this.names.runId);
-
-  /** What admitting a publish reads: the run it names (declared with the storing write). */
-  readonly reads = (input: PublishInput): Read[] => {
-    const runId = input.headers.get(this.names.runId)?.trim();
-    return runId ? [readRuns(input.account.id, [runId])] : [];
-  };
 
   /** Runs inside the storing write: per message, the id of the message it duplicates, if any. */
   readonly admit = (input: PublishInput, messages: MessageRecord[], _options: PublishOptions, nowMs: number): Array<string | undefined> | undefined => {

@@ -6,10 +6,7 @@ import { headersOf, pairsOfMap } from "./headers.ts";
 import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
 import { endRun, invokeResult, type RunEnding } from "./run-state.ts";
-import { readMessages } from "../messages/store.ts";
-import type { Read } from "../store/group-commit.ts";
-import { readRuns, type RunStorage } from "./store.ts";
-import type { WaitStorage } from "./wait-store.ts";
+import type { RunStorage, WaitStorage } from "./storage.ts";
 
 const METRIC: Record<RunEnding, string> = {
   finished: WorkflowMetric.runCompleted,
@@ -112,7 +109,7 @@ export class RunSettler {
     private readonly waits: WaitStorage,
     private readonly messages: RunMessages,
     private readonly accounts: { byId(id: string): Account | undefined },
-    private readonly commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> },
+    private readonly commit: { run<T>(write: () => T): Promise<T> },
     private readonly clock: { now(): number },
     private readonly log: { error(message: string, fields?: Record<string, unknown>): void },
   ) {}
@@ -148,8 +145,6 @@ export class RunSettler {
     const leftovers = [...this.retryLeftovers, ...work.leftovers];
     this.retryLeftovers = [];
     if (runs.length === 0 && leftovers.length === 0) return;
-    const reads: Read[] = [readMessages(leftovers.map((l) => l.messageId))];
-    for (const [accountId, runIds] of groupByAccount(runs)) reads.push(readRuns(accountId, runIds, { settle: true }));
     this.commit
       .run(() => {
         const now = this.clock.now();
@@ -161,7 +156,7 @@ export class RunSettler {
           const run = this.runs.getRun(accountId, runId);
           if (run?.unsettled) this.settle(run, now);
         }
-      }, reads)
+      })
       .catch((error) => {
         // The runs' marks stay: the next start settles them; leftovers are tried with the next work.
         this.retryLeftovers.push(...leftovers);
@@ -186,10 +181,4 @@ export class RunSettler {
       if (!(error instanceof HttpError)) throw error;
     }
   }
-}
-
-function groupByAccount(runs: EndedRun[]): Map<string, string[]> {
-  const byAccount = new Map<string, string[]>();
-  for (const run of runs) (byAccount.get(run.accountId) ?? byAccount.set(run.accountId, []).get(run.accountId)!).push(run.runId);
-  return byAccount;
 }

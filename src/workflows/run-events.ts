@@ -1,4 +1,4 @@
-import type { DlqStorage } from "../dlq/store.ts";
+import type { DlqStorage } from "../dlq/storage.ts";
 import { headerMap } from "../messages/views.ts";
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
@@ -7,7 +7,7 @@ import type { FailureCallbackState, FailureFunction, StepDeliveryState, StepErro
 import { textOf } from "./raw-steps.ts";
 import type { RunEndings } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 /** What the SDK's endpoint answered when a step failed: the error's message, else the body's text. */
 function failResponse(outcome: DeliveryOutcome, error: string): string {

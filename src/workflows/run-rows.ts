@@ -5,7 +5,7 @@ import { jsonColumn } from "../store/json-column.ts";
 import { Where } from "../store/where.ts";
 import { ErrorHeadersJson, RunDataJson, StepDetailsJson, WaiterDataJson } from "./columns.ts";
 import type { CallType, RunRecord, RunState, StepDeliveryState, StepEntry, StepError, Waiter } from "./model.ts";
-import type { RunFilter } from "./store.ts";
+import type { RunFilter } from "./storage.ts";
 
 /**
  * The workflow tables' rows and how records become rows and back: every engine stores the same

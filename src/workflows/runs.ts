@@ -1,6 +1,5 @@
 import { notFound } from "../core/errors.ts";
 import { headerMap } from "../messages/views.ts";
-import type { Read } from "../store/group-commit.ts";
 import type { RunRecord } from "./model.ts";
 import { rawStep, textOf, type RawStep } from "./raw-steps.ts";
 import type { RunEndings, RunSettler } from "./run-endings.ts";
@@ -8,8 +7,7 @@ import { runLog, type WorkflowRunLog } from "./run-log.ts";
 import type { InvokedRun } from "./step-logs.ts";
 import { invokeResult, isActive } from "./run-state.ts";
 import { hasStepIn, trimBodies, type LogsQuery } from "./log-query.ts";
-import { readRuns, type RunFilter, type RunStorage } from "./store.ts";
-import type { WaitStorage } from "./wait-store.ts";
+import type { RunFilter, RunStorage, WaitStorage } from "./storage.ts";
 
 /** Most runs one bulk cancel ends. */
 const MAX_BULK = 10_000;
@@ -18,7 +16,7 @@ const SCAN_PAGES = 20;
 
 export interface RunServiceDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> };
+  commit: { run<T>(write: () => T): Promise<T> };
   runs: RunStorage;
   endings: RunEndings;
   settler: RunSettler;
@@ -41,7 +39,7 @@ export class RunService {
       const now = clock.now();
       const ended = cancel ? endings.end(run, "cancelled", now) : endings.end(run, "finished", now, { result: result || undefined });
       if (ended) settler.settle(run, now);
-    }, [readRuns(accountId, [runId], { settle: true })]);
+    });
   }
 
   /**
@@ -66,7 +64,7 @@ export class RunService {
         cancelled++;
       }
       return cancelled;
-    }, [readRuns(accountId, runIds, { settle: true })]);
+    });
   }
 
   /** The run's step list while it runs (the SDK's lazy fetch); 404 once it has ended. */

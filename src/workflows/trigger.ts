@@ -6,7 +6,7 @@ import type { PublishService } from "../messages/publish.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import { bytesOf } from "./raw-steps.ts";
-import type { RunStorage } from "./store.ts";
+import type { RunStorage } from "./storage.ts";
 
 export interface TriggerRequest {
   /** What follows `/v2/trigger/`: the workflow URL (and its query). */

@@ -1,8 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
-import { readDueWaiters, type StoredWaiter, type WaitStorage } from "./wait-store.ts";
-import type { Read } from "../store/group-commit.ts";
+import type { StoredWaiter, WaitStorage } from "./storage.ts";
 
 const BATCH = 200;
 /** Wall-clock pause before trying again after a failed write (locked or full database). */
@@ -21,7 +20,7 @@ export class WaitTimeouts {
   constructor(
     private readonly waits: WaitStorage,
     private readonly clock: Clock,
-    private readonly commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> },
+    private readonly commit: { run<T>(write: () => T): Promise<T> },
     private readonly accounts: { byId(id: string): Account | undefined },
     /** Inside the write: the waiter timed out (it is already removed from the store). */
     private readonly timedOut: (account: Account, waiter: StoredWaiter, nowMs: number) => void,
@@ -80,7 +79,7 @@ export class WaitTimeouts {
           if (this.waits.delete(waiter.id) && account) this.timedOut(account, waiter, now);
         }
         return due.length;
-      }, [readDueWaiters(now, BATCH)])
+      })
       .then(
         (fired) => (fired === BATCH ? this.fireDue() : this.arm()),
         (error) => this.retryLater("workflow wait timeouts", error),

@@ -9,9 +9,7 @@ import type { WorkflowHeaderNames } from "./protocol.ts";
 import { bytesOf } from "./raw-steps.ts";
 import type { RunMessages } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
-import { readRuns, type RunStorage } from "./store.ts";
-import { readKept, readWaiting, type StoredWaiter, type WaitStorage } from "./wait-store.ts";
-import type { Read } from "../store/group-commit.ts";
+import type { RunStorage, StoredWaiter, WaitStorage } from "./storage.ts";
 
 /** What `POST /v2/wait/{eventId}` sends (the SDK's `WaitRequest`). */
 export interface WaitRequest {
@@ -60,7 +58,7 @@ export function waiterView(w: Waiter) {
 
 export interface WaitDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T, reads?: readonly Read[]): Promise<T> };
+  commit: { run<T>(write: () => T): Promise<T> };
   names: WorkflowHeaderNames;
   lowerPrefix: string;
   runs: RunStorage;
@@ -118,7 +116,7 @@ export class WaitService {
       }
       waits.insert(waiter);
       return waiter.deadline;
-    }, [readRuns(account.id, [runId]), readKept(account.id, runId, eventId)]);
+    });
     if (deadline !== undefined) this.deps.deadlineAdded(deadline);
   }
 
@@ -146,7 +144,7 @@ export class WaitService {
         if (run && isActive(run.state)) waits.keep(account.id, runId, eventId, data, now);
       }
       return results;
-    }, [readWaiting(account.id, eventId, runId), ...(runId === undefined ? [] : [readRuns(account.id, [runId])])]);
+    });
   }
 
   async waiters(account: Account, eventId: string) {

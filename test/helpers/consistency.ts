@@ -126,7 +126,7 @@ const CHECKS: Check[] = [
     problem: (r) => `message ${r.id} is still waiting although the log says ${r.state}`,
   },
 
-  // Bodies stored once (src/store/bodies.ts): every reference points to a body, every body has a holder.
+  // Bodies stored once (src/engines/sqlite/bodies.ts): every reference points to a body, every body has a holder.
   ...["messages", "events"].map((table) => ({
     sql: `SELECT ${table === "messages" ? "id" : "seq"} AS id, shared_body FROM ${table}
        WHERE shared_body IS NOT NULL AND shared_body NOT IN (SELECT body_id FROM message_bodies)`,

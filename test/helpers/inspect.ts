@@ -1,5 +1,4 @@
 import { expect } from "bun:test";
-import type { PostgresEngine } from "../../src/engines/postgres/engine.ts";
 import { checkConsistency, checkPostgresConsistency, type ConsistencyOptions } from "./consistency.ts";
 import type { TestServer } from "./server.ts";
 import { waitUntil } from "./wait.ts";
@@ -58,5 +57,5 @@ export async function expectIdleAndConsistent(s: TestServer, timeoutMs = 15_000)
 /** The consistency checks over the server's database, whichever engine it runs on. */
 export async function consistencyProblems(s: TestServer, opts: ConsistencyOptions = {}): Promise<string[]> {
   const storage = s.server.storage;
-  return storage.kind === "postgres" ? checkPostgresConsistency((storage as PostgresEngine).sql, opts) : checkConsistency(s.db, opts);
+  return storage.kind === "postgres" ? checkPostgresConsistency(storage.sql, opts) : checkConsistency(storage.db, opts);
 }

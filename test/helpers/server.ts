@@ -71,9 +71,8 @@ export async function startTestServer(opts: TestServerOptions = {}) {
     ctx: server.ctx,
     /** The SQLite database of a server on the SQLite engine (consistency checks, fault drills). */
     get db() {
-      const db = server.storage.sqlite;
-      if (!db) throw new Error("this test server does not run on SQLite");
-      return db;
+      if (server.storage.kind !== "sqlite") throw new Error("this test server does not run on SQLite");
+      return server.storage.db;
     },
     dir,
     config,

@@ -5,10 +5,9 @@ import { join } from "node:path";
 import { silentLogger } from "../../src/core/log.ts";
 import type { StorageEngine } from "../../src/engines/engine.ts";
 import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
-import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { FlowLanes, outstandingCap } from "../../src/flow-control/lanes.ts";
 import { FlowKeySettings } from "../../src/flow-control/steering.ts";
-import { readDue, readMessages } from "../../src/messages/store.ts";
 import type { FlowControl, MessageRecord } from "../../src/model/message.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
 import { ENGINES, type Engine } from "../helpers/server.ts";
@@ -91,7 +90,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     // A backlog beyond the cap: the first `cap` go to the workers, the rest are held in order.
     const backlog = Array.from({ length: cap + 3 }, (_, i) => message(T0 + i));
     await commit.run(() => backlog.forEach((m) => storage.stores.messages.insert(m)));
-    const handedOut = await commit.run(claimWrite(now), [readDue(now, 500)]);
+    const handedOut = await commit.run(claimWrite(now));
     expect(handedOut).toEqual(backlog.slice(0, cap).map((m) => m.id));
 
     // Newer messages, published while those deliveries run, are due and not yet claimed.
@@ -104,12 +103,12 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
       now += 10;
       const done = all[delivered++]!;
       const [, claimed] = await Promise.all([
-        commit.run(deliveredWrite(done, now), [readMessages([done.id])]),
-        commit.run(claimWrite(now), [readDue(now, 500)]),
+        commit.run(deliveredWrite(done, now)),
+        commit.run(claimWrite(now)),
       ]);
       handedOut.push(...claimed);
       // A tick that claims nothing lets the released messages come due for the next one.
-      if (claimed.length === 0) handedOut.push(...(await commit.run(claimWrite(now), [readDue(now, 500)])));
+      if (claimed.length === 0) handedOut.push(...(await commit.run(claimWrite(now))));
       expect(delivered).toBeLessThan(all.length);
     }
     expect(handedOut).toEqual(all.map((m) => m.id));
@@ -123,7 +122,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     const held = Array.from({ length: 5 }, (_, i) => message(now + i, flow));
     await commit.run(() => held.forEach((m) => storage.stores.messages.insert(m)));
     now += 10;
-    expect(await commit.run(claimWrite(now), [readDue(now, 500)])).toEqual([]);
+    expect(await commit.run(claimWrite(now))).toEqual([]);
     const newer = message(now, flow);
     await commit.run(() => storage.stores.messages.insert(newer));
     now += 10;
@@ -132,9 +131,9 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
         settings.save("acct", flow.key, { paused: false, pins: {} });
         lanes.refill("acct", flow.key, flow, now);
       }),
-      commit.run(claimWrite(now), [readDue(now, 500)]),
+      commit.run(claimWrite(now)),
     ]);
-    const handedOut = [...claimed, ...(await commit.run(claimWrite(now), [readDue(now, 500)]))];
+    const handedOut = [...claimed, ...(await commit.run(claimWrite(now)))];
     expect(handedOut).toEqual([...held, newer].map((m) => m.id));
   });
 
@@ -144,13 +143,13 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     const flow = { ...FLOW, key: "under-cap" };
     const [first, second] = [message(now, flow), message(now + 1, flow)];
     await commit.run(() => storage.stores.messages.insert(first!));
-    expect(await commit.run(claimWrite(now + 1), [readDue(now + 1, 500)])).toEqual([first!.id]);
+    expect(await commit.run(claimWrite(now + 1))).toEqual([first!.id]);
     await commit.run(() => storage.stores.messages.insert(second!));
     const [, claimed] = await Promise.all([
-      commit.run(deliveredWrite(first!, now + 2), [readMessages([first!.id])]),
-      commit.run(claimWrite(now + 2), [readDue(now + 2, 500)]),
+      commit.run(deliveredWrite(first!, now + 2)),
+      commit.run(claimWrite(now + 2)),
     ]);
     expect(claimed).toEqual([second!.id]);
-    await commit.run(deliveredWrite(second!, now + 3), [readMessages([second!.id])]);
+    await commit.run(deliveredWrite(second!, now + 3));
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ConfigFile } from "../../src/config/config-file.ts";
 import { ManualClock } from "../../src/core/clock.ts";
 import { MetricsEngine } from "../../src/metrics/engine.ts";
-import { RollupStore } from "../../src/metrics/store.ts";
+import { SqliteRollupStore } from "../../src/engines/sqlite/rollups.ts";
 import { PERIOD_NAMES } from "../../src/metrics/time.ts";
 import { MessagingMetric } from "../../src/metrics/usage.ts";
 import {
@@ -41,7 +41,7 @@ let recorder: MetricsEngine;
 beforeAll(async () => {
   const clock = new ManualClock(NOW);
   s = await startTestServer({ configFile, clock });
-  recorder = new MetricsEngine(new RollupStore(s.db), clock);
+  recorder = new MetricsEngine(new SqliteRollupStore(s.db), clock);
 });
 afterAll(() => s.stop());
 

@@ -1,5 +1,5 @@
 /**
- * The SQLite engine stores a message's body once (src/store/bodies.ts): the message row and its
+ * The SQLite engine stores a message's body once (src/engines/sqlite/bodies.ts): the message row and its
  * CREATED log entry refer to one row. The body must reach the receiver and the log byte for byte,
  * outlive whichever of its two holders goes first, and go with the last one.
  */

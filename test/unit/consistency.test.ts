@@ -1,20 +1,20 @@
 import type { Database } from "bun:sqlite";
 import { beforeEach, describe, expect, test } from "bun:test";
-import { DlqStore } from "../../src/dlq/store.ts";
-import { EventStore } from "../../src/logs/store.ts";
+import { SqliteDlqStore } from "../../src/engines/sqlite/dlq.ts";
+import { SqliteEventStore } from "../../src/engines/sqlite/events.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
-import { MessageStore } from "../../src/messages/store.ts";
+import { SqliteMessageStore } from "../../src/engines/sqlite/messages.ts";
 import { checkConsistency } from "../helpers/consistency.ts";
-import { SharedBodies } from "../../src/store/bodies.ts";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { SharedBodies } from "../../src/engines/sqlite/bodies.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 
 /** Each check of test/helpers/consistency.ts finds the violation it is about, and only that. */
 
 let db: Database;
-let messages: MessageStore;
-let events: EventStore;
-let dlq: DlqStore;
+let messages: SqliteMessageStore;
+let events: SqliteEventStore;
+let dlq: SqliteDlqStore;
 let n = 0;
 
 function message(over: Partial<MessageRecord> = {}): MessageRecord {
@@ -47,9 +47,9 @@ beforeEach(() => {
     "INSERT INTO accounts (id, email, api_key, token, plan, current_signing_key, next_signing_key, configured_keys) VALUES ('acct', 'a@a', 'k', 't', 'payg', 's1', 's2', '[]')",
   );
   const bodies = new SharedBodies(db);
-  messages = new MessageStore(db, bodies);
-  events = new EventStore(db, bodies);
-  dlq = new DlqStore(db);
+  messages = new SqliteMessageStore(db, bodies);
+  events = new SqliteEventStore(db, bodies);
+  dlq = new SqliteDlqStore(db);
 });
 
 describe("checkConsistency", () => {

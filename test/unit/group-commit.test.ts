@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { HttpError } from "../../src/core/errors.ts";
-import { GroupCommit } from "../../src/store/group-commit.ts";
+import { GroupCommit } from "../../src/engines/sqlite/group-commit.ts";
 
 function setup() {
   const db = new Database(":memory:", { strict: true });

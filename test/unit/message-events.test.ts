@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { silentLogger } from "../../src/core/log.ts";
 import { MessageEvents, onFinished, type MessageListener } from "../../src/model/events.ts";
 import type { MessageRecord } from "../../src/model/message.ts";
-import { GroupCommit } from "../../src/store/group-commit.ts";
+import { GroupCommit } from "../../src/engines/sqlite/group-commit.ts";
 
 const message = (id: string): MessageRecord => ({
   id,

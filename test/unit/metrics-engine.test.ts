@@ -3,9 +3,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/core/clock.ts";
 import { levelFor, MetricsEngine } from "../../src/metrics/engine.ts";
 import { metricsMigrations } from "../../src/metrics/schema.ts";
-import { RollupStore } from "../../src/metrics/store.ts";
+import { SqliteRollupStore } from "../../src/engines/sqlite/rollups.ts";
 import { dayGrid, MINUTE_MS, monthGrid, PERIOD_NAMES, periodGrid, pointStartMs } from "../../src/metrics/time.ts";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 
 const NOW = Date.UTC(2026, 10, 22, 10, 17, 30); // 22 Nov 2026, 10:17:30 UTC
 const DAY = 86_400_000;
@@ -18,7 +18,7 @@ beforeEach(() => {
   db = openDatabase(null);
   migrate(db, metricsMigrations);
   clock = new ManualClock(NOW);
-  engine = new MetricsEngine(new RollupStore(db), clock);
+  engine = new MetricsEngine(new SqliteRollupStore(db), clock);
 });
 afterEach(() => {
   engine.stop();

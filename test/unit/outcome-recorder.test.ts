@@ -11,7 +11,7 @@ import type { DispatchGate } from "../../src/delivery/gate.ts";
 import { InFlightAttempts } from "../../src/delivery/in-flight.ts";
 import { OutcomeRecorder } from "../../src/delivery/outcome-recorder.ts";
 import { DeadLetters } from "../../src/dlq/dead-letters.ts";
-import { openSqliteEngine } from "../../src/engines/sqlite.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { eventLogListener } from "../../src/logs/event-log.ts";
 import { MessageLifecycle } from "../../src/messages/lifecycle.ts";
 import { MessageEvents, onFinished, type MessageListener } from "../../src/model/events.ts";
@@ -104,7 +104,7 @@ test("delivered, retried and failed outcomes are recorded together, each with it
   expect(t.row("again")).toMatchObject({ state: "RETRY", retried: 1 });
   expect(t.row("again")!.dispatchAt!).toBeGreaterThan(NOW);
   expect(t.row("dead")).toBeUndefined();
-  const dlq = t.engine.sqlite!.query<{ message_id: string; error: string }, []>("SELECT message_id, error FROM dlq").all();
+  const dlq = t.engine.db.query<{ message_id: string; error: string }, []>("SELECT message_id, error FROM dlq").all();
   expect(dlq).toEqual([{ message_id: "dead", error: "connection refused" }]);
   expect(t.inFlight.size).toBe(0);
   expect(t.released.sort()).toEqual(["again", "dead", "ok"]);
@@ -151,7 +151,7 @@ test("a bug while recording one outcome: the others land, the faulty one stays A
   expect(t.released.sort()).toEqual(["a", "b"]);
   expect(t.errors).toEqual(["recording a delivery outcome failed"]);
   // Nothing of the faulty one's rolled-back attempt reached the log.
-  const logged = t.engine.sqlite!.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM events WHERE message_id = 'poison' AND state = 'DELIVERED'").get()!;
+  const logged = t.engine.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM events WHERE message_id = 'poison' AND state = 'DELIVERED'").get()!;
   expect(logged.n).toBe(0);
 });
 

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { RealClock } from "../../src/core/clock.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { MetricsEngine } from "../../src/metrics/engine.ts";
-import { RollupStore } from "../../src/metrics/store.ts";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { SqliteRollupStore } from "../../src/engines/sqlite/rollups.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
@@ -28,7 +28,7 @@ test("the usage-metrics prune survives a locked database and keeps running", asy
   const path = join(dir, "svcd.sqlite");
   const db = openDatabase(path, 20);
   migrate(db, MIGRATIONS);
-  const store = new RollupStore(db);
+  const store = new SqliteRollupStore(db);
   const prunes = spyOn(store, "prune");
   const lines: string[] = [];
   const engine = new MetricsEngine(store, new RealClock(), {
@@ -62,7 +62,7 @@ test("usage counted while the database is locked is written once it is free, not
   const path = join(dir, "svcd.sqlite");
   const db = openDatabase(path, 20);
   migrate(db, MIGRATIONS);
-  const store = new RollupStore(db);
+  const store = new SqliteRollupStore(db);
   const lines: string[] = [];
   const clock = new RealClock();
   const engine = new MetricsEngine(store, clock, {

@@ -1,17 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/store/db.ts";
+import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
 import { MIGRATIONS } from "../../src/engines/migrations.ts";
 import type { RunRecord, StepEntry } from "../../src/workflows/model.ts";
 import { encodeRawSteps } from "../../src/workflows/raw-steps.ts";
-import { RunStore } from "../../src/workflows/store.ts";
-import { WaitStore } from "../../src/workflows/wait-store.ts";
+import { SqliteRunStore } from "../../src/engines/sqlite/workflow-runs.ts";
+import { SqliteWaitStore } from "../../src/engines/sqlite/workflow-waits.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 function fresh() {
   const db = openDatabase(null);
   migrate(db, MIGRATIONS);
-  return { db, runs: new RunStore(db), waits: new WaitStore(db) };
+  return { db, runs: new SqliteRunStore(db), waits: new SqliteWaitStore(db) };
 }
 
 function run(overrides: Partial<RunRecord> = {}): RunRecord {
@@ -110,7 +110,7 @@ describe("workflow run store", () => {
     runs.insertRun(run({ runId: "r2", url: "http://a.test/x/y", labels: ["green"], createdAt: 2, state: "RUN_SUCCESS", callerIp: "10.0.0.2" }));
     runs.insertRun(run({ runId: "r3", url: "http://b.test/%_", labels: ["blue_x"], createdAt: 3, config: { retries: 3, headers: [], flow: { key: "k3", periodMs: 1000 } } }));
     runs.appendStep(step("r2", "m-of-r2", "payload"));
-    const ids = (f: Parameters<RunStore["listRuns"]>[1], cursor: number | null = null, limit = 10) =>
+    const ids = (f: Parameters<SqliteRunStore["listRuns"]>[1], cursor: number | null = null, limit = 10) =>
       runs.listRuns("acc", f, cursor, limit).map((r) => r.runId);
     expect(ids({})).toEqual(["r3", "r2", "r1"]);
     expect(ids({ states: ["RUN_STARTED"] })).toEqual(["r3", "r1"]);

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import type { TickPart, Tx } from "./tick.ts";
+import type { TickPart, TickSql } from "./tick.ts";
 
 type Row = Record<string, unknown>;
 
@@ -10,9 +10,10 @@ interface Change<R> {
 
 /**
  * A small table every node keeps in memory (accounts, queues, URL Groups, schedules, flow-control
- * keys, indexes): read synchronously, written in ticks as one multi-row upsert and one delete,
- * and reloaded when another node says it changed it (`reload`, after its notification). What a
- * tick changed is visible to the reads of the tick's later writes and, once committed, to all.
+ * keys, indexes): read synchronously, its changes queued in the tick's transaction just before
+ * the commit (one delete per removed row, one multi-row upsert), and reloaded when another node
+ * says it changed it (`reload`, after its notification). What a tick changed is visible to the
+ * reads of the tick's later writes and, once committed, to all.
  */
 export class CachedTable<R extends Row> implements TickPart {
   private rows = new Map<string, R>();
@@ -20,8 +21,6 @@ export class CachedTable<R extends Row> implements TickPart {
   private taken: Array<Change<R>> = [];
   /** Per reload under way: the changes this node committed since it began. */
   private readonly reloads = new Set<Array<Change<R>>>();
-  /** Called with the table name after a tick that changed it commits (tells the other nodes). */
-  onChanged: ((table: string) => void) | null = null;
 
   constructor(
     private readonly sql: SQL,
@@ -46,7 +45,7 @@ export class CachedTable<R extends Row> implements TickPart {
     this.reloads.add(committed);
     let rows: Row[];
     try {
-      rows = (await this.sql.unsafe(`SELECT * FROM ${this.table}`)) as Row[];
+      rows = await this.sql.unsafe(`SELECT * FROM ${this.table}`);
     } finally {
       this.reloads.delete(committed);
     }
@@ -122,29 +121,29 @@ export class CachedTable<R extends Row> implements TickPart {
     this.changes = [];
   }
 
-  async apply(tx: Tx): Promise<void> {
+  /**
+   * Queues the tick's changes, the last one of each row: its deletions, then its upserts (rows
+   * of the same columns go as one multi-row INSERT … ON CONFLICT DO UPDATE).
+   */
+  apply(tx: TickSql): void {
     this.takeChanges();
     if (this.taken.length === 0) return;
     const last = new Map<string, R | null>();
     for (const c of this.taken) last.set(c.key, c.row);
-    const deleted = [...last.entries()].filter(([, row]) => row === null).map(([key]) => key);
-    const upserts = [...last.values()].filter((row): row is R => row !== null);
-    for (const key of deleted) {
-      const parts = key.split("\u0000");
-      const where = this.keyColumns.map((c, i) => `${c} = $${i + 1}`).join(" AND ");
-      await tx.unsafe(`DELETE FROM ${this.table} WHERE ${where}`, parts);
+    const where = this.keyColumns.map((c, i) => `${c} = $${i + 1}`).join(" AND ");
+    for (const [key, row] of last) {
+      if (row === null) tx.queue(`DELETE FROM ${this.table} WHERE ${where}`, key.split("\u0000"));
     }
-    if (upserts.length > 0) {
-      const columns = Object.keys(upserts[0]!);
-      const values: unknown[] = [];
-      const tuples = upserts.map((row) => `(${columns.map((c) => `$${values.push(row[c] ?? null)}`).join(", ")})`);
-      const updates = columns.filter((c) => !this.keyColumns.some((k) => k === c)).map((c) => `${c} = excluded.${c}`);
-      await tx.unsafe(
-        `INSERT INTO ${this.table} (${columns.join(", ")}) VALUES ${tuples.join(", ")}
-         ON CONFLICT (${this.keyColumns.join(", ")}) DO ${updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`,
-        values,
-      );
-    }
+    for (const row of last.values()) if (row !== null) tx.insert(this.table, row, this.upsert(row));
+  }
+
+  /** The conflict clause of a row's upsert: every column but the key's takes the new value. */
+  private upsert(row: R): string {
+    const updates = Object.keys(row)
+      .filter((c) => !this.keyColumns.some((k) => k === c))
+      .map((c) => `${c} = excluded.${c}`);
+    const action = updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING";
+    return `ON CONFLICT (${this.keyColumns.join(", ")}) DO ${action}`;
   }
 
   finish(committed: boolean): void {
@@ -156,6 +155,5 @@ export class CachedTable<R extends Row> implements TickPart {
       else this.rows.delete(c.key);
     }
     for (const committed of this.reloads) committed.push(...taken);
-    this.onChanged?.(this.table);
   }
 }

@@ -66,7 +66,6 @@ export class Cluster implements BackgroundService {
   private lastMaintenance = 0;
   private beating: Promise<void> | null = null;
   private stopped = false;
-  /** Partitions taken over since the last beat: their held messages must be released. */
 
   constructor(
     private readonly sql: SQL,
@@ -143,13 +142,17 @@ export class Cluster implements BackgroundService {
     await this.o.beforeLeave().catch(() => {});
     try {
       await this.sql.begin(async (tx) => {
-        await handBack(tx, [this.o.nodeId], this.o.now());
+        // What it still holds is due again now, on the others.
+        await tx`
+          UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${this.o.now()}, claimed_by = NULL
+          WHERE claimed_by = ${this.o.nodeId} AND state = 'ACTIVE'`;
         await tx`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${this.o.nodeId}`;
         await tx`DELETE FROM cluster_leader WHERE node_id = ${this.o.nodeId}`;
         await tx`DELETE FROM cluster_nodes WHERE node_id = ${this.o.nodeId}`;
       });
     } catch (error) {
-      this.o.log.warn("leaving the cluster failed; the leader hands this node's messages back after its timeout", { error: String(error) });
+      const line = "leaving the cluster failed; the leader hands this node's messages back after its timeout";
+      this.o.log.warn(line, { error: String(error) });
     }
   }
 
@@ -160,7 +163,8 @@ export class Cluster implements BackgroundService {
       .then(() => void this.o.afterBeat().catch(() => {}))
       .catch((error) => {
         this.connectedSince = null;
-        this.o.log.warn("cluster heartbeat failed; trying again", { error: String((error as Error)?.message ?? error) });
+        const message = String((error as Error)?.message ?? error);
+        this.o.log.warn("cluster heartbeat failed; trying again", { error: message });
       })
       .finally(() => (this.beating = null));
     await this.beating;
@@ -204,20 +208,42 @@ export class Cluster implements BackgroundService {
     this.lastBeat = started;
     if (this.leading && performance.now() - this.lastMaintenance >= this.o.maintenanceMs) {
       this.lastMaintenance = performance.now();
-      await this.o.maintenance().catch((error) => this.o.log.error("maintenance failed; trying again later", { error: String(error) }));
+      const failed = (error: unknown) => this.o.log.error("maintenance failed; trying again later", { error: String(error) });
+      await this.o.maintenance().catch(failed);
     }
   }
 
-  /** The leader's duty: nodes whose heartbeat stopped are gone; their messages and partitions go back. */
+  /**
+   * The leader's duty: nodes whose heartbeat stopped are gone; their messages and partitions go
+   * back, with those of nodes not registered at all (dead before their first beat was seen). One
+   * statement: it locks messages a write of this node may be waiting for, and must finish without
+   * this thread. Its parts share one snapshot, where the deleted nodes are still registered: the
+   * live set is what remains once the dead are taken out.
+   */
   private async lead(timeout: string): Promise<void> {
-    const handed = await this.sql.begin(async (tx) => {
-      const dead = await tx`DELETE FROM cluster_nodes WHERE heartbeat_at < now() - ${timeout}::interval RETURNING node_id`;
-      // Claims of a node that is not registered at all (it died before its first beat was seen) go back too.
-      const n = await handBack(tx, null, this.o.now());
-      await tx`UPDATE cluster_partitions SET node_id = NULL WHERE node_id IS NOT NULL AND node_id NOT IN (SELECT node_id FROM cluster_nodes)`;
-      if (dead.length > 0) this.o.log.warn("nodes presumed dead; their messages are handed back", { nodes: dead.map((d: { node_id: string }) => d.node_id), messages: n });
-      return n;
-    });
+    const dueAgain = this.sql.unsafe(dueAgainStateSql());
+    const [row] = await this.sql`
+      WITH dead AS (
+        DELETE FROM cluster_nodes WHERE heartbeat_at < now() - ${timeout}::interval RETURNING node_id
+      ), live AS (
+        SELECT node_id FROM cluster_nodes WHERE node_id NOT IN (SELECT node_id FROM dead)
+      ), handed AS (
+        UPDATE messages SET state = ${dueAgain}, dispatch_at = ${this.o.now()}, claimed_by = NULL
+        WHERE claimed_by IS NOT NULL AND state = 'ACTIVE' AND claimed_by NOT IN (SELECT node_id FROM live)
+        RETURNING 1
+      ), freed AS (
+        UPDATE cluster_partitions SET node_id = NULL
+        WHERE node_id IS NOT NULL AND node_id NOT IN (SELECT node_id FROM live)
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM handed) AS handed,
+        (SELECT coalesce(string_agg(node_id, ',' ORDER BY node_id), '') FROM dead) AS dead`;
+    const handed = num(row.handed);
+    const dead = String(row.dead);
+    if (dead !== "") {
+      const fields = { nodes: dead.split(","), messages: handed };
+      this.o.log.warn("nodes presumed dead; their messages are handed back", fields);
+    }
     if (handed > 0) {
       await this.sql.notify("svcd_due", `${this.o.nodeId}|${this.o.now()}`);
       this.o.onDue();
@@ -240,25 +266,28 @@ export class Cluster implements BackgroundService {
       const busy = this.o.busyPartitions();
       const extra = [...mine.keys()].filter((p) => !busy.has(p)).slice(0, mine.size - share);
       if (extra.length > 0) {
-        await this.sql`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${nodeId} AND part = ANY(${extra}::int[])`;
+        await this.sql`
+          UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${nodeId} AND part = ANY(${extra}::int[])`;
         for (const p of extra) mine.delete(p);
       }
     } else if (mine.size < share) {
-      const taken = await this.sql.begin(async (tx) => {
-        const rows = await tx`
+      // One statement, as in `lead`. Held back by the previous owner's in-memory limits, the
+      // partitions' held messages are due again, under this node's.
+      const dueAgain = this.sql.unsafe(dueAgainStateSql());
+      const rows = await this.sql`
+        WITH taken AS (
           UPDATE cluster_partitions SET node_id = ${nodeId}, expires_at = now() + ${timeout}::interval
           WHERE part IN (
             SELECT part FROM cluster_partitions WHERE node_id IS NULL OR (${judging} AND expires_at < now())
             ORDER BY part LIMIT ${share - mine.size} FOR UPDATE SKIP LOCKED)
-          RETURNING part`;
-        const parts = rows.map((r: { part: unknown }) => num(r.part));
-        // Held back by the previous owner's in-memory limits: due again, under this node's.
-        if (parts.length > 0)
-          await tx`
-            UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
-            WHERE state = 'HELD' AND part = ANY(${parts}::int[])`;
-        return parts;
-      });
+          RETURNING part
+        ), released AS (
+          UPDATE messages SET state = ${dueAgain}, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
+          WHERE state = 'HELD' AND part IN (SELECT part FROM taken)
+          RETURNING 1
+        )
+        SELECT part FROM taken`;
+      const taken = rows.map((r: { part: unknown }) => num(r.part));
       for (const p of taken) mine.set(p, started);
       if (taken.length > 0) this.o.onDue();
     }
@@ -268,15 +297,3 @@ export class Cluster implements BackgroundService {
 
 /** How many nodes may share a database (their numbers are 0 .. NODE_NUMBERS - 1). */
 export const NODE_NUMBERS = 1000;
-
-/** In-flight messages of the given nodes (null: of every node not registered) are due again now. */
-async function handBack(tx: SQL, nodes: string[] | null, nowMs: number): Promise<number> {
-  const rows = nodes
-    ? await tx`
-        UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
-        WHERE claimed_by = ANY(${nodes}::text[]) AND state = 'ACTIVE' RETURNING id`
-    : await tx`
-        UPDATE messages SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
-        WHERE claimed_by IS NOT NULL AND state = 'ACTIVE' AND claimed_by NOT IN (SELECT node_id FROM cluster_nodes) RETURNING id`;
-  return rows.length;
-}

@@ -1,4 +1,4 @@
-import type { Migration } from "../../store/db.ts";
+import type { Migration } from "../../store/migration.ts";
 
 /**
  * Every domain writes its schema once, in SQLite's dialect; the PostgreSQL engine applies the same

@@ -1,11 +1,12 @@
 import type { SQL } from "bun";
-import { DLQ_FILTER_COLUMNS, DLQ_READS, dlqRowOf, toEntry, type DlqRow, type DlqStorage } from "../../dlq/store.ts";
+import { DLQ_FILTER_COLUMNS, dlqRowOf, toEntry, type DlqRow, type DlqStorage } from "../../dlq/storage.ts";
 import type { DlqEntry } from "../../dlq/model.ts";
+import type { FailureCallbackState } from "../../model/message.ts";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
-import type { Read } from "../../store/group-commit.ts";
 import { Where } from "../../store/where.ts";
-import type { TickPart, Tx } from "./tick.ts";
+import type { PgRow } from "./tick-sql.ts";
+import type { TickScope } from "./tick.ts";
 import { bytes, bytesOrNull, num, numOrNull, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 const DLQ_COLUMNS: RowCodec<DlqRow> = {
@@ -22,49 +23,37 @@ const DLQ_COLUMNS: RowCodec<DlqRow> = {
   failure_function_state: strOrNull,
 };
 
-const dlqRowOfPg = (r: Record<string, unknown>): DlqRow => rowOf(r, DLQ_COLUMNS);
-
-type Change =
-  | { insert: ReturnType<typeof dlqRowOf> }
-  | { delete: string; accountId: string }
-  | { deleteAccount: string }
-  | { failureState: string; dlqId: string; accountId: string };
+const entryOf = (r: PgRow): DlqEntry => toEntry(rowOf(r, DLQ_COLUMNS));
 
 /**
- * The DLQ on PostgreSQL. Ids never collide across nodes (each node's sequence carries its own
- * prefix, see cluster ids), so no write needs to look them up first.
+ * The DLQ on PostgreSQL: inside a write, plain statements in the tick's transaction (entries a
+ * write reads are locked: it deletes or updates them next). Ids never collide across nodes (each
+ * node's sequence carries its own prefix, see cluster ids), so `exists` need not look.
  */
-export class PgDlqStore implements DlqStorage, TickPart {
-  private changes: Change[] = [];
-  private taken: Change[] = [];
-  private loaded = new Map<string, DlqEntry | null>();
-  private found = new Map<string, DlqEntry[]>();
-
-  constructor(private readonly sql: SQL) {}
+export class PgDlqStore implements DlqStorage {
+  constructor(
+    private readonly sql: SQL,
+    private readonly scope: TickScope,
+  ) {}
 
   insert(entry: Omit<DlqEntry, "seq">): void {
-    this.changes.push({ insert: dlqRowOf(entry) });
+    this.scope.tx.insert("dlq", dlqRowOf(entry));
   }
 
   get(accountId: string, dlqId: string): DlqEntry | undefined {
-    if (this.deletedNow(dlqId)) return undefined;
-    const e = this.loaded.get(dlqId);
-    return e && e.message.accountId === accountId ? e : undefined;
+    const text = "SELECT * FROM dlq WHERE dlq_id = $1 AND account_id = $2 FOR UPDATE";
+    const [row] = this.scope.tx.query(text, [dlqId, accountId]);
+    return row ? entryOf(row) : undefined;
   }
 
-  /** Only an entry of this account that the write loaded (or stored) is deleted. */
   delete(accountId: string, dlqId: string): boolean {
-    const present = this.get(accountId, dlqId) !== undefined || this.insertedNow(accountId, dlqId);
-    if (present) this.changes.push({ delete: dlqId, accountId });
-    return present;
+    const text = "DELETE FROM dlq WHERE dlq_id = $1 AND account_id = $2 RETURNING seq";
+    return this.scope.tx.query(text, [dlqId, accountId]).length > 0;
   }
 
-  private insertedNow(accountId: string, dlqId: string): boolean {
-    return this.changes.some((c) => "insert" in c && c.insert.dlq_id === dlqId && c.insert.account_id === accountId) && !this.deletedNow(dlqId);
-  }
-
-  setFailureFunctionState(accountId: string, dlqId: string, state: string): void {
-    this.changes.push({ failureState: state, dlqId, accountId });
+  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void {
+    const text = "UPDATE dlq SET failure_function_state = $1 WHERE dlq_id = $2 AND account_id = $3";
+    this.scope.tx.queue(text, [state, dlqId, accountId]);
   }
 
   exists(_dlqId: string): boolean {
@@ -72,16 +61,18 @@ export class PgDlqStore implements DlqStorage, TickPart {
   }
 
   oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
-    return (this.found.get(JSON.stringify([accountId, f, afterSeq])) ?? []).filter((e) => !this.deletedNow(e.dlqId)).slice(0, limit);
+    const { sql, params } = this.where(accountId, f).add("seq", ">", afterSeq ?? undefined).select("dlq", "seq", limit);
+    const q = positional(`${sql} FOR UPDATE`, params);
+    return this.scope.tx.query(q.text, q.params).map(entryOf);
   }
 
   deleteAccount(accountId: string): void {
-    this.changes.push({ deleteAccount: accountId });
+    this.scope.tx.queue("DELETE FROM dlq WHERE account_id = $1", [accountId]);
   }
 
   async read(accountId: string, dlqId: string): Promise<DlqEntry | undefined> {
     const [row] = await this.sql`SELECT * FROM dlq WHERE dlq_id = ${dlqId} AND account_id = ${accountId}`;
-    return row ? toEntry(dlqRowOfPg(row)) : undefined;
+    return row ? entryOf(row) : undefined;
   }
 
   async count(accountId: string): Promise<number> {
@@ -90,13 +81,14 @@ export class PgDlqStore implements DlqStorage, TickPart {
   }
 
   async newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<DlqEntry[]> {
-    const { sql, params } = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined).select("dlq", "seq DESC", limit);
-    return (await runShared<Record<string, unknown>>(this.sql, sql, params)).map((r) => toEntry(dlqRowOfPg(r)));
+    const where = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined);
+    const { sql, params } = where.select("dlq", "seq DESC", limit);
+    return (await runShared<PgRow>(this.sql, sql, params)).map(entryOf);
   }
 
   async readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): Promise<DlqEntry[]> {
     const { sql, params } = this.where(accountId, f).add("seq", ">", afterSeq ?? undefined).select("dlq", "seq", limit);
-    return (await runShared<Record<string, unknown>>(this.sql, sql, params)).map((r) => toEntry(dlqRowOfPg(r)));
+    return (await runShared<PgRow>(this.sql, sql, params)).map(entryOf);
   }
 
   async prune(accountId: string, beforeMs: number): Promise<number> {
@@ -104,62 +96,25 @@ export class PgDlqStore implements DlqStorage, TickPart {
     return rows.length;
   }
 
-  async preload(tx: Tx, reads: readonly Read[]): Promise<void> {
-    for (const r of reads) {
-      if (r.kind === DLQ_READS.entries) {
-        const { accountId, dlqIds } = r as unknown as { accountId: string; dlqIds: string[] };
-        const rows = await tx`SELECT * FROM dlq WHERE account_id = ${accountId} AND dlq_id = ANY(${dlqIds}) FOR UPDATE`;
-        for (const row of rows) this.loaded.set(row.dlq_id, toEntry(dlqRowOfPg(row)));
-      } else if (r.kind === DLQ_READS.filter) {
-        const { accountId, filter, afterSeq, limit } = r as unknown as { accountId: string; filter: Filter; afterSeq: number | null; limit: number };
-        const { sql, params } = this.where(accountId, filter).add("seq", ">", afterSeq ?? undefined).select("dlq", "seq", limit);
-        const entries = (await runShared<Record<string, unknown>>(tx, `${sql} FOR UPDATE`, params)).map((row) => toEntry(dlqRowOfPg(row)));
-        for (const e of entries) this.loaded.set(e.dlqId, e);
-        this.found.set(JSON.stringify([accountId, filter, afterSeq]), entries);
-      }
-    }
-  }
-
-  mark(): number {
-    return this.changes.length;
-  }
-  rollback(mark: number): void {
-    this.changes.length = mark;
-  }
-  async apply(tx: Tx): Promise<void> {
-    this.taken = this.changes;
-    this.changes = [];
-    const inserts = new Map<string, ReturnType<typeof dlqRowOf>>();
-    const deletes: Array<{ dlqId: string; accountId: string }> = [];
-    for (const c of this.taken) {
-      if ("insert" in c) inserts.set(c.insert.dlq_id, c.insert);
-      else if ("delete" in c) {
-        if (!inserts.delete(c.delete)) deletes.push({ dlqId: c.delete, accountId: c.accountId });
-      } else if ("deleteAccount" in c) {
-        for (const [id, row] of inserts) if (row.account_id === c.deleteAccount) inserts.delete(id);
-        await tx`DELETE FROM dlq WHERE account_id = ${c.deleteAccount}`;
-      }
-    }
-    if (deletes.length > 0)
-      await tx`
-        DELETE FROM dlq d USING unnest(${deletes.map((d) => d.dlqId)}::text[], ${deletes.map((d) => d.accountId)}::text[]) AS x(dlq_id, account_id)
-        WHERE d.dlq_id = x.dlq_id AND d.account_id = x.account_id`;
-    if (inserts.size > 0) await tx`INSERT INTO dlq ${tx([...inserts.values()])}`;
-    for (const c of this.taken)
-      if ("failureState" in c)
-        await tx`UPDATE dlq SET failure_function_state = ${c.failureState} WHERE dlq_id = ${c.dlqId} AND account_id = ${c.accountId}`;
-  }
-  finish(): void {
-    this.taken = [];
-    this.loaded.clear();
-    this.found.clear();
-  }
-
-  private deletedNow(dlqId: string): boolean {
-    return this.changes.some((c) => "delete" in c && c.delete === dlqId);
-  }
-
   private where(accountId: string, f: Filter): Where {
     return applyFilter(new Where("account_id", accountId), f, DLQ_FILTER_COLUMNS);
   }
+}
+
+/**
+ * SQL of the shared query builder (named `$p0` parameters, SQLite's scalar `min`) as the tick's
+ * transaction takes it, as `runShared` does for the pool.
+ */
+function positional(text: string, named: Record<string, string | number>): { text: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const positions = new Map<string, number>();
+  const translated = text
+    .replace(/\$(p\d+)\b/g, (_, name: string) => {
+      let at = positions.get(name);
+      if (at === undefined) at = params.push(named[name]!);
+      positions.set(name, at);
+      return `$${at}`;
+    })
+    .replace(/\bmin\(/g, "least(");
+  return { text: translated, params };
 }

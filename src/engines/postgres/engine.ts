@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
-import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
-import type { Stores, StorageEngine } from "../engine.ts";
+import type { PostgresStorage, Stores } from "../engine.ts";
 import { MIGRATIONS } from "../migrations.ts";
 import { CachedTable } from "./cached-table.ts";
 import { Cluster, NODE_NUMBERS } from "./cluster.ts";
@@ -18,14 +17,16 @@ import { CONFIG, DUE, Notifications } from "./notifications.ts";
 import { PgRollupStore } from "./rollups.ts";
 import { POSTGRES_MIGRATIONS } from "./schema.ts";
 import { PgScheduleStore, scheduleRowOfPg } from "./schedules.ts";
-import { PostgresTicks } from "./tick.ts";
+import { PostgresTicks, TickScope, type TickSql } from "./tick.ts";
 import { num } from "./values.ts";
-import { PgWorkflowStore } from "./workflows.ts";
+import { PgRunStore } from "./workflow-runs.ts";
+import { PgWaitStore } from "./workflow-waits.ts";
+import { Writer } from "./writer.ts";
 
 export interface PostgresEngineOptions {
   url: string;
   log: Logger;
-  /** Connections of this node: one for the tick in flight, the rest for reads and the heartbeat. */
+  /** Connections of this node for reads, the heartbeat and notifications (writes have one of their own). */
   poolSize: number;
   heartbeatMs: number;
   nodeTimeoutMs: number;
@@ -33,44 +34,57 @@ export interface PostgresEngineOptions {
   now: () => number;
 }
 
-/** What the PostgreSQL engine adds to the boundary: the cluster it belongs to, and change notifications. */
-export interface PostgresEngine extends StorageEngine {
+/** What the PostgreSQL engine adds to the boundary: the cluster it belongs to. */
+export interface PostgresEngine extends PostgresStorage {
   readonly cluster: Cluster;
-  readonly sql: SQL;
 }
+
+/** How long a write may wait for a row another transaction holds (the main thread waits with it). */
+const LOCK_TIMEOUT_MS = 5_000;
+/** How long the main thread waits for PostgreSQL's answer to a write's statement before giving the tick up. */
+const ANSWER_TIMEOUT_MS = 20_000;
 
 /**
  * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies
- * the migrations once under an advisory lock, listens for the other nodes' notifications, then
- * loads the small tables every node keeps in memory (see notifications.ts) and joins the cluster.
+ * the migrations once under an advisory lock, starts the writer thread, listens for the other
+ * nodes' notifications, then loads the small tables every node keeps in memory (see
+ * notifications.ts) and joins the cluster.
  */
 export async function openPostgresEngine(o: PostgresEngineOptions): Promise<PostgresEngine> {
   const sql = await connect(o.url, o.poolSize);
+  let writer: Writer;
   try {
     await migratePostgres(sql, postgresMigrations(MIGRATIONS, POSTGRES_MIGRATIONS));
+    writer = await Writer.open({ url: o.url, lockTimeoutMs: LOCK_TIMEOUT_MS, answerTimeoutMs: ANSWER_TIMEOUT_MS });
   } catch (error) {
     await sql.close().catch(() => {});
     throw error;
   }
   const nodeId = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const scope = new TickScope();
   const tables = cachedTables(sql);
   const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg);
-  const ticks = new PostgresTicks(sql);
-
-  let cluster!: Cluster;
-  const messages = new PgMessageStore(sql, nodeId, () => cluster.ownedPartitions(), o.now);
-  const events = new PgEventStore(sql);
-  const dlq = new PgDlqStore(sql);
-  const dedup = new PgDedupStore(sql);
-  const rollups = new PgRollupStore(sql);
-  const promotions = new PgQueuePromotions(messages);
-  const releases = new PgFlowReleases(messages);
-  const schedules = new PgScheduleStore(sql, scheduleTable);
-  const workflows = new PgWorkflowStore(sql, messages);
   const dueListeners: Array<(atMs?: number) => void> = [];
   const wake = (atMs?: number) => dueListeners.forEach((fn) => fn(atMs));
-  promotions.onPromoted = wake;
-  releases.onReleased = wake;
+  // The partitions this node delivers change with the cluster's balance; the cluster is built last.
+  const owned = { partitions: (): number[] => [] };
+  const messages = new PgMessageStore(sql, scope, nodeId, () => owned.partitions(), o.now);
+  /** Messages made due by the set-based statements run before the commit: the other nodes are told with it. */
+  let dueBeforeCommit: number | null = null;
+  const dueInTick = (atMs: number) => {
+    messages.noteDue(atMs);
+    if (dueBeforeCommit === null || atMs < dueBeforeCommit) dueBeforeCommit = atMs;
+    wake(atMs);
+  };
+  const promotions = new PgQueuePromotions(dueInTick);
+  const releases = new PgFlowReleases(dueInTick);
+  const events = new PgEventStore(sql);
+  const dlq = new PgDlqStore(sql, scope);
+  const dedup = new PgDedupStore(sql, scope);
+  const rollups = new PgRollupStore(sql, scope);
+  const schedules = new PgScheduleStore(sql, scope, scheduleTable);
+  const runs = new PgRunStore(sql, scope);
+  const waits = new PgWaitStore(sql, scope);
 
   const stores = {
     accounts: new PgAccountStore(tables.accounts),
@@ -81,21 +95,31 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     schedules,
     flow: new PgFlowStore(sql, messages, releases),
     flowKeys: new PgFlowKeyStore(tables.flowKeys, tables.rateStarts),
-    groups: new PgUrlGroupStore(tables.groups, tables.endpoints),
+    groups: new PgUrlGroupStore(scope, tables.groups, tables.endpoints),
     dedup,
     rollups,
-    runs: workflows.runStore,
-    waits: workflows.waitStore,
+    runs,
+    waits,
     search: new PgIndexStore(tables.search),
     vector: new PgIndexStore(tables.vector),
     usageLedger: new PgUsageLedger(tables.ledger),
   } satisfies Stores;
-  // The order changes are written in: small tables first (a queue before its messages), the
-  // messages, what rides on them, then the set-based follow-ups that read what was just written.
-  // Workflow runs load after the messages (a message's run is read with it) and before the DLQ
-  // (runs are locked before DLQ entries, in every tick).
   const cached = [tables.accounts, tables.groups, tables.endpoints, tables.queues, tables.flowKeys, tables.rateStarts, tables.search, tables.vector, tables.ledger];
-  ticks.register([...cached, schedules, messages, workflows, events, dlq, dedup, rollups, promotions, releases]);
+
+  // With each tick's commit: the other nodes hear what became due and which tables changed.
+  const notifyOthers = (tx: TickSql) => {
+    const written = messages.takeTickDue();
+    const due = written === null ? dueBeforeCommit : dueBeforeCommit === null ? written : Math.min(written, dueBeforeCommit);
+    dueBeforeCommit = null;
+    if (due !== null) tx.queue("SELECT pg_notify($1, $2)", [DUE, `${nodeId}|${due}`]);
+    const changed = cached.filter((t) => t.changedInTick).map((t) => t.table);
+    if (schedules.changedInTick) changed.push("schedules");
+    if (waits.waitersChangedInTick) changed.push("workflow_waiters");
+    if (changed.length > 0) tx.queue("SELECT pg_notify($1, $2)", [CONFIG, `${nodeId}|${changed.join(",")}`]);
+  };
+  // In-memory changes are written in this order: small tables first (a queue before its messages
+  // are promoted), then the set-based statements that read what the tick wrote.
+  const ticks = new PostgresTicks(writer, scope, [...cached, schedules, messages, events, waits, promotions, releases], notifyOthers);
 
   // Claims a failed tick left behind, released by a later one: due here as on the other nodes.
   ticks.onCommitted(() => {
@@ -103,17 +127,19 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     if (released !== null) wake(released);
   });
 
-  // With each tick's commit: the other nodes hear what became due and which tables changed.
-  ticks.beforeCommit = async (tx) => {
-    const due = messages.takeTickDue();
-    if (due !== null) await tx.notify(DUE, `${nodeId}|${due}`);
-    const changed = cached.filter((t) => t.changedInTick).map((t) => t.table);
-    if (schedules.changedInTick) changed.push("schedules");
-    if (workflows.waitersChangedInTick) changed.push("workflow_waiters");
-    if (changed.length > 0) await tx.notify(CONFIG, `${nodeId}|${changed.join(",")}`);
-  };
-
-  cluster = new Cluster(sql, {
+  const notifications = new Notifications({
+    sql,
+    nodeId,
+    log: o.log,
+    tables: [...cached, scheduleTable],
+    uncached: ["workflow_waiters"],
+    onDue: (atMs) => {
+      messages.noteDue(atMs ?? o.now());
+      wake(atMs);
+    },
+    deafAfterMs: o.nodeTimeoutMs,
+  });
+  const cluster = new Cluster(sql, {
     nodeId,
     host: hostname(),
     heartbeatMs: o.heartbeatMs,
@@ -129,22 +155,12 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
       await dedup.pruneExpired(o.now());
     },
   });
-  const notifications = new Notifications({
-    sql,
-    nodeId,
-    log: o.log,
-    tables: [...cached, scheduleTable],
-    uncached: ["workflow_waiters"],
-    onDue: (atMs) => {
-      messages.noteDue(atMs ?? o.now());
-      wake(atMs);
-    },
-    deafAfterMs: o.nodeTimeoutMs,
-  });
+  owned.partitions = () => cluster.ownedPartitions();
   try {
     await notifications.start();
   } catch (error) {
     await notifications.stop();
+    writer.close();
     await sql.close().catch(() => {});
     throw error;
   }
@@ -157,6 +173,14 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     cluster,
     sql,
     services: [cluster],
+    membership: {
+      onDue: (fn) => void dueListeners.push(fn),
+      watch: (table, fn) => notifications.watch(table, fn),
+      leads: () => cluster.isLeader,
+      nodes: () => cluster.nodes,
+      // Read at every id: a node presumed dead registers again, under another number if its own was taken.
+      dlqIds: () => new DlqIdSequence(() => cluster.number, NODE_NUMBERS),
+    },
     probe() {
       if (!cluster.healthy) throw new Error("PostgreSQL has not answered the heartbeat recently");
     },
@@ -164,15 +188,10 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
       const [row] = await sql`SELECT pg_database_size(current_database()) AS n`;
       return { database: num(row.n), wal: 0 };
     },
-    onDue: (fn) => void dueListeners.push(fn),
-    watch: (table, fn) => notifications.watch(table, fn),
-    leads: () => cluster.isLeader,
-    // Read at every id: a node presumed dead registers again, under another number if its own was taken.
-    dlqIds: () => new DlqIdSequence(() => cluster.number, NODE_NUMBERS),
-    nodes: () => cluster.nodes,
     async close() {
       await ticks.flush();
       ticks.close();
+      writer.close();
       await notifications.stop();
       await sql.close();
     },

@@ -2,12 +2,13 @@ import type { SQL } from "bun";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
 import type { EventRecord } from "../../logs/model.ts";
-import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/store.ts";
+import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/storage.ts";
 import { Where } from "../../store/where.ts";
-import type { TickPart, Tx } from "./tick.ts";
+import type { TickPart, TickSql } from "./tick.ts";
 import { bytesOrNull, num, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 type Entry = ReturnType<typeof eventRowOf>;
+type Seq = { seq: number };
 
 const EVENT_COLUMNS: RowCodec<EventRow> = {
   seq: num,
@@ -29,10 +30,13 @@ const EVENT_COLUMNS: RowCodec<EventRow> = {
 
 export const eventRowOfPg = (r: Record<string, unknown>): EventRow => rowOf(r, EVENT_COLUMNS);
 
-/** The event log on PostgreSQL: a tick's entries go in as one multi-row INSERT. */
+/**
+ * The event log on PostgreSQL. One row per message transition makes it the hottest insert: the
+ * rows of a tick's writes wait here (dropped with a write that fails) and go in with the commit
+ * as one multi-row INSERT. Nothing reads the log inside a write, so no write misses them.
+ */
 export class PgEventStore implements EventStorage, TickPart {
   private entries: Array<Entry | { deleteAccount: string }> = [];
-  private taken: typeof this.entries = [];
 
   constructor(private readonly sql: SQL) {}
 
@@ -40,11 +44,12 @@ export class PgEventStore implements EventStorage, TickPart {
     this.entries.push(eventRowOf(e));
   }
 
+  /** In order with the appends: an entry appended after the reset stays. */
   deleteAccount(accountId: string): void {
     this.entries.push({ deleteAccount: accountId });
   }
 
-  async list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<EventRecord & { seq: number }>> {
+  async list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<EventRecord & Seq>> {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, EVENT_FILTER_COLUMNS)
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);
@@ -70,23 +75,16 @@ export class PgEventStore implements EventStorage, TickPart {
   rollback(mark: number): void {
     this.entries.length = mark;
   }
-  async apply(tx: Tx): Promise<void> {
-    this.taken = this.entries;
+  apply(tx: TickSql): void {
+    const taken = this.entries;
     this.entries = [];
-    let run: Entry[] = [];
-    const flush = async () => {
-      if (run.length > 0) await tx`INSERT INTO events ${tx(run)}`;
-      run = [];
-    };
-    for (const e of this.taken) {
-      if ("deleteAccount" in e) {
-        await flush();
-        await tx`DELETE FROM events WHERE account_id = ${e.deleteAccount}`;
-      } else run.push(e);
+    for (const e of taken) {
+      if ("deleteAccount" in e) tx.queue("DELETE FROM events WHERE account_id = $1", [e.deleteAccount]);
+      else tx.insert("events", e);
     }
-    await flush();
   }
+  /** A tick that failed before its entries were taken leaves none for the next. */
   finish(): void {
-    this.taken = [];
+    this.entries = [];
   }
 }

@@ -1,88 +1,34 @@
 import type { SQL } from "bun";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
-import { MESSAGE_READS, type MessageCensus, type MessageStorage } from "../../messages/store.ts";
-import { fromRow, toRow, type MessageRow } from "../../model/message-row.ts";
-import { dueAgainStateSql, type MessageRecord, type MessageState } from "../../model/message.ts";
-import type { Read } from "../../store/group-commit.ts";
+import type { MessageCensus, MessageStorage } from "../../messages/storage.ts";
+import { fromRow } from "../../model/message-row.ts";
+import type { MessageRecord, MessageState } from "../../model/message.ts";
 import { Where } from "../../store/where.ts";
-import { PARTITIONS } from "./schema.ts";
-import type { TickPart, Tx } from "./tick.ts";
-import { bytes, num, numOrNull, partitionOf, runShared } from "./values.ts";
+import { NodeAttempts } from "./message-claims.ts";
+import { censusOf, insertRowOf, messageRowOf, querySharedNow } from "./message-rows.ts";
+import type { TickPart, TickScope } from "./tick.ts";
+import type { QueuedRow, TickSql } from "./tick-sql.ts";
+import { num } from "./values.ts";
 
-type PgRow = Record<string, unknown>;
-
-/** A message row as PostgreSQL returns it (BIGINT as text, BYTEA as a Buffer) → the shared row form. */
-export function messageRowOf(r: PgRow): MessageRow {
-  return {
-    id: r.id as string,
-    account_id: r.account_id as string,
-    kind: r.kind as string,
-    state: r.state as string,
-    dispatch_at: numOrNull(r.dispatch_at),
-    not_before: num(r.not_before),
-    created_at: num(r.created_at),
-    retried: num(r.retried),
-    max_retries: num(r.max_retries),
-    url: r.url as string,
-    method: r.method as string,
-    headers: r.headers as string,
-    body: bytes(r.body),
-    topic_name: (r.topic_name as string | null) ?? null,
-    queue_name: (r.queue_name as string | null) ?? null,
-    schedule_id: (r.schedule_id as string | null) ?? null,
-    caller_ip: (r.caller_ip as string | null) ?? null,
-    label: (r.label as string | null) ?? null,
-    flow_key: (r.flow_key as string | null) ?? null,
-    extra: r.extra as string,
-  };
-}
-
-interface Patch {
-  state: MessageState;
-  dispatchAt: number | null;
-  retried?: number;
-}
-
-type Change = { op: "insert"; m: MessageRecord; claimed: boolean } | { op: "patch"; id: string; patch: Patch } | { op: "delete"; id: string };
-
-/** What the tick's claim took: handed out by `due`, given back in `apply` if a write did not use it. */
-interface Claimed {
-  m: MessageRecord;
-  prevState: MessageState;
-  prevAt: number;
-  /** Insertion order: ties of `prevAt` go in it (FIFO of a key or a queue). */
-  seq: number;
-}
+export { messageRowOf } from "./message-rows.ts";
 
 /**
- * The live messages on PostgreSQL. Inside a tick every read answers from what the tick preloaded
- * (locked FOR UPDATE) and what its earlier writes changed; `apply` writes the tick's changes as at
- * most one INSERT, one UPDATE and one DELETE. Claims record this node and the attempt number, so
- * an outcome of an attempt the leader handed back (this node presumed dead) no longer matches.
+ * The live messages on PostgreSQL: every write is SQL in the tick's transaction, as on SQLite.
+ * Claims record this node and the attempt number (see NodeAttempts), so an outcome of an attempt
+ * the leader handed back (this node presumed dead) no longer matches. Part of every tick for what
+ * it keeps in memory: the earliest dispatch time the tick wrote (the other nodes are told before
+ * the commit) and the reconcile after a failed tick.
  */
 export class PgMessageStore implements MessageStorage, TickPart {
-  private changes: Change[] = [];
-  private taken: Change[] = [];
-  /** Rows preloaded for this tick, by id (null: looked for, not there). */
-  private loaded = new Map<string, MessageRecord | null>();
-  private found = new Map<string, Array<MessageRecord & { seq: number }>>();
-  private claimed: Claimed[] = [];
-  private dueCursor = 0;
-  private heldClaims = new Set<string>();
-  private accountIds = new Map<string, string[]>();
-  /** The attempt number of every attempt this node holds (for the outcome's fence). */
-  private readonly attempts = new Map<string, number>();
-  /** The flow-control partition of each attempt this node holds that has one. */
-  private readonly attemptParts = new Map<string, number>();
-  /** The workflow run of each attempt this node holds that belongs to one. */
-  private readonly attemptRuns = new Map<string, { accountId: string; runId: string }>();
-  /** The workflow runs of the messages this tick's writes read (their writes read the runs too). */
-  private tickRuns: Array<{ accountId: string; runId: string }> = [];
-  /** The earliest dispatch time this tick wrote (the other nodes are told). */
+  private readonly attempts: NodeAttempts;
+  /** The earliest dispatch time the tick under way wrote (the other nodes are told). */
   private tickDue: number | null = null;
-  /** Claims the tick being committed handed out. */
-  private tickClaims: string[] = [];
+  /**
+   * The message the tick stored last, with the tick's earliest dispatch time before it and the
+   * earliest one written since: claimed at once (publish), its time is not told to the others.
+   */
+  private lastStored: { id: string; row: QueuedRow; before: number | null; since: number | null } | null = null;
   private nextDue: number | null = null;
   /**
    * A tick failed: whether it committed is unknown when the connection broke during COMMIT, so
@@ -92,81 +38,122 @@ export class PgMessageStore implements MessageStorage, TickPart {
   private reconcile: "none" | "needed" | "running" = "none";
   /** When the tick being committed released forgotten claims: due then, on this node too. */
   private releasedAt: number | null = null;
+  /**
+   * Rows this tick's transaction holds: inserted by it, or read by it with a lock. Nobody else can
+   * delete them before the commit, so deleting one needs no answer (one statement fewer to wait
+   * for per delivered message). Emptied when a write is undone (a row it inserted is gone again).
+   */
+  private readonly locked = new Set<string>();
 
   constructor(
     private readonly sql: SQL,
-    private readonly node: string,
+    private readonly scope: TickScope,
+    node: string,
     /** The flow-control partitions this node delivers (all of them on a single node). */
-    private readonly owned: () => number[],
+    owned: () => number[],
     /** The server clock's time (what `dispatch_at` is measured in). */
     private readonly now: () => number,
-  ) {}
-
-  // --- writes (inside a tick) ---
-
-  insert(m: MessageRecord): void {
-    this.changes.push({ op: "insert", m: { ...m }, claimed: false });
-    this.noteDue(m.dispatchAt);
+  ) {
+    this.attempts = new NodeAttempts(scope, node, owned);
   }
 
+  // --- writes (inside a write of the group commit) ---
+
+  insert(m: MessageRecord): void {
+    const row = this.scope.tx.insert("messages", insertRowOf(m));
+    this.locked.add(m.id);
+    const before = this.tickDue;
+    this.noteWritten(m.dispatchAt);
+    this.lastStored = { id: m.id, row, before, since: null };
+  }
+
+  /** Claims a message this tick stored (one `due` handed out is claimed already). */
   claim(id: string): void {
-    // Claimed by the preload already, unless the message was stored in this tick (claimStored).
-    const inserted = this.insertedNow(id);
-    if (!inserted) return;
-    inserted.claimed = true;
-    inserted.m.state = "ACTIVE";
-    inserted.m.dispatchAt = null;
-    this.attempts.set(id, 1);
-    this.noteAttemptRun(inserted.m);
+    const stored = this.lastStored?.id === id ? this.lastStored : null;
+    this.attempts.claimStored(id, stored?.row ?? null);
+    if (!stored) return;
+    const { before, since } = stored;
+    this.tickDue = before === null ? since : since === null ? before : Math.min(before, since);
+    this.lastStored = null;
   }
 
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
-    this.patch(id, { state, dispatchAt, retried });
+    this.scope.tx.queue(
+      "UPDATE messages SET state = $1, dispatch_at = $2, retried = $3, claimed_by = NULL WHERE id = $4",
+      [state, dispatchAt, retried, id],
+    );
+    this.attempts.endOnCommit(id);
+    this.noteWritten(dispatchAt);
   }
 
   setDispatch(id: string, state: MessageState, dispatchAt: number | null): void {
-    this.patch(id, { state, dispatchAt });
+    this.scope.tx.queue("UPDATE messages SET state = $1, dispatch_at = $2, claimed_by = NULL WHERE id = $3", [
+      state,
+      dispatchAt,
+      id,
+    ]);
+    this.attempts.endOnCommit(id);
+    this.noteWritten(dispatchAt);
   }
 
   delete(id: string): boolean {
-    const present = this.current(id) !== null;
-    // The attempt is forgotten once this is committed (finish): until then a retried outcome still matches it.
-    this.changes.push({ op: "delete", id });
-    return present;
+    if (this.locked.delete(id)) {
+      this.scope.tx.queueEach("DELETE FROM messages WHERE id = ANY($1::text[])", id);
+      this.attempts.endOnCommit(id);
+      return true;
+    }
+    const rows = this.scope.tx.query("DELETE FROM messages WHERE id = $1 RETURNING id", [id]);
+    // Until this is committed a retried outcome of the attempt still matches it.
+    this.attempts.endOnCommit(id);
+    return rows.length > 0;
   }
 
-  // --- reads inside a tick ---
+  /** Removes every live message of an account (test-double reset); returns their ids, oldest first. */
+  deleteAccount(accountId: string): string[] {
+    const rows = this.scope.tx.query(
+      "WITH d AS (DELETE FROM messages WHERE account_id = $1 RETURNING id, seq) SELECT id FROM d ORDER BY seq",
+      [accountId],
+    );
+    const ids = rows.map((r) => r.id as string);
+    for (const id of ids) this.attempts.endOnCommit(id);
+    this.locked.clear();
+    return ids;
+  }
+
+  // --- reads inside a write (the rows are locked until the tick commits) ---
 
   get(accountId: string, id: string): MessageRecord | undefined {
-    const m = this.current(id);
-    return m && m.accountId === accountId ? m : undefined;
+    const [row] = this.scope.tx.query("SELECT * FROM messages WHERE id = $1 AND account_id = $2 FOR UPDATE", [
+      id,
+      accountId,
+    ]);
+    if (!row) return undefined;
+    this.locked.add(id);
+    return fromRow(messageRowOf(row));
   }
 
-  due(_nowMs: number, limit: number): MessageRecord[] {
-    const out = this.claimed.slice(this.dueCursor, this.dueCursor + limit).map((c) => c.m);
-    this.dueCursor += out.length;
-    for (const m of out) {
-      this.attempts.set(m.id, this.attemptOf(m));
-      if (m.flow) this.attemptParts.set(m.id, partitionOf(m.accountId, m.flow.key, PARTITIONS));
-      this.noteAttemptRun(m);
-    }
-    return out;
+  /** Claims the due messages of this node's partitions, skipping rows another transaction holds. */
+  due(nowMs: number, limit: number): MessageRecord[] {
+    const { due, nextDue } = this.attempts.claimDue(nowMs, limit);
+    for (const m of due) this.locked.add(m.id);
+    this.nextDue = nextDue;
+    return due;
   }
 
-  stillClaimed(id: string): boolean {
-    return this.heldClaims.has(id) || this.insertedNow(id)?.claimed === true;
+  stillClaimed(ids: readonly string[]): Set<string> {
+    const held = this.attempts.stillClaimed(ids);
+    for (const id of held) this.locked.add(id);
+    return held;
   }
 
   find(accountId: string, f: Filter, afterSeq: number | null, limit: number): Array<MessageRecord & { seq: number }> {
-    const rows = this.found.get(filterKey(accountId, f, afterSeq)) ?? [];
-    return rows.filter((m) => this.current(m.id) !== null).slice(0, limit);
-  }
-
-  deleteAccount(accountId: string): string[] {
-    const ids = [...(this.accountIds.get(accountId) ?? []), ...this.insertedOf(accountId)];
-    for (const id of ids) this.delete(id);
-    this.changes.push({ op: "delete", id: `account:${accountId}` });
-    return ids;
+    const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "id", time: "created_at" })
+      .add("seq", ">", afterSeq ?? undefined)
+      .select("messages", "seq", limit);
+    return querySharedNow(this.scope.tx, `${sql} FOR UPDATE`, params).map((row) => {
+      this.locked.add(row.id as string);
+      return Object.assign(fromRow(messageRowOf(row)), { seq: num(row.seq) });
+    });
   }
 
   /** Nothing to recover here: the leader hands back what dead nodes held (see cluster.ts). */
@@ -174,16 +161,17 @@ export class PgMessageStore implements MessageStorage, TickPart {
     return 0;
   }
 
+  /** The earliest dispatch time of this node's partitions, as the last claim read it (or sooner, as noted since). */
   nextDueAt(): number | null {
     return this.nextDue;
   }
 
   /** Partitions with an attempt of this node under way (never given to another node meanwhile). */
   busyPartitions(): Set<number> {
-    return new Set(this.attemptParts.values());
+    return this.attempts.busyPartitions();
   }
 
-  /** The earliest dispatch time the tick being committed wrote, once. */
+  /** The earliest dispatch time the tick being committed wrote, once (sent to the other nodes with it). */
   takeTickDue(): number | null {
     const due = this.tickDue;
     this.tickDue = null;
@@ -196,37 +184,23 @@ export class PgMessageStore implements MessageStorage, TickPart {
     if (this.nextDue === null || atMs < this.nextDue) this.nextDue = atMs;
   }
 
-  /** The workflow runs of the messages the tick's writes read by id or filter, or record outcomes of. */
-  runsOfTick(): Array<{ accountId: string; runId: string }> {
-    return this.tickRuns;
-  }
-
-  /** Loads more messages into the tick (a workflow run's list), skipping rows another transaction holds. */
-  async loadMore(tx: Tx, ids: string[]): Promise<void> {
-    const fresh = ids.filter((id) => !this.loaded.has(id));
-    if (fresh.length === 0) return;
-    const rows = await tx`SELECT * FROM messages WHERE id = ANY(${fresh}) FOR UPDATE SKIP LOCKED`;
-    for (const id of fresh) this.loaded.set(id, null);
-    for (const row of rows) this.loaded.set(row.id, fromRow(messageRowOf(row)));
-  }
-
-  private noteAttemptRun(m: MessageRecord): void {
-    if (m.workflow) this.attemptRuns.set(m.id, { accountId: m.accountId, runId: m.workflow.runId });
-  }
-
-  // --- reads outside a tick ---
+  // --- reads outside a write ---
 
   async census(nowMs: number): Promise<MessageCensus> {
     const [r] = await this.sql`
-      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due, count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
-             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total FROM messages`;
+      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due,
+             count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
+             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total
+      FROM messages`;
     return censusOf(r);
   }
 
   async accountCensus(accountId: string, nowMs: number): Promise<MessageCensus> {
     const [r] = await this.sql`
-      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due, count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
-             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total FROM messages WHERE account_id = ${accountId}`;
+      SELECT count(*) FILTER (WHERE dispatch_at <= ${nowMs}) AS due,
+             count(*) FILTER (WHERE dispatch_at > ${nowMs}) AS delayed,
+             count(*) FILTER (WHERE state = 'ACTIVE') AS active, count(*) AS total
+      FROM messages WHERE account_id = ${accountId}`;
     return censusOf(r);
   }
 
@@ -237,168 +211,43 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   // --- the tick ---
 
-  async preload(tx: Tx, reads: readonly Read[]): Promise<void> {
-    if (this.reconcile !== "none") await this.releaseForgotten(tx);
-    const ids = new Set<string>();
-    for (const r of reads) {
-      if (r.kind === MESSAGE_READS.messages) for (const id of (r as unknown as { ids: string[] }).ids) ids.add(id);
-    }
-    if (ids.size > 0) {
-      const rows = await tx`SELECT * FROM messages WHERE id = ANY(${[...ids]}) FOR UPDATE`;
-      for (const id of ids) this.loaded.set(id, null);
-      for (const row of rows) this.loaded.set(row.id, fromRow(messageRowOf(row)));
-    }
-    for (const r of reads) {
-      if (r.kind === MESSAGE_READS.filter) await this.preloadFilter(tx, r as never);
-      else if (r.kind === MESSAGE_READS.account) await this.preloadAccount(tx, (r as unknown as { accountId: string }).accountId);
-      else if (r.kind === MESSAGE_READS.claims) await this.preloadClaims(tx, (r as unknown as { ids: string[] }).ids);
-    }
-    // A message's events read its workflow run (an account's reset deletes, so it reads none).
-    const runs = new Map<string, { accountId: string; runId: string }>();
-    const deleted = new Set([...this.accountIds.values()].flat());
-    for (const m of this.loaded.values()) if (m?.workflow && !deleted.has(m.id)) runs.set(`${m.accountId}\u0000${m.workflow.runId}`, { accountId: m.accountId, runId: m.workflow.runId });
-    for (const id of this.heldClaims) {
-      const run = this.attemptRuns.get(id);
-      if (run) runs.set(`${run.accountId}\u0000${run.runId}`, run);
-    }
-    this.tickRuns = [...runs.values()];
-    const due = reads.find((r) => r.kind === MESSAGE_READS.due) as { nowMs: number; limit: number } | undefined;
-    if (due) await this.claimDue(tx, due.nowMs, due.limit);
-  }
-
-  private async preloadFilter(tx: Tx, r: { accountId: string; filter: Filter; afterSeq: number | null; limit: number }) {
-    const { sql, params } = applyFilter(new Where("account_id", r.accountId), r.filter, { messageId: "id", time: "created_at" })
-      .add("seq", ">", r.afterSeq ?? undefined)
-      .select("messages", "seq", r.limit);
-    const rows = await runShared<PgRow>(tx, `${sql} FOR UPDATE`, params);
-    const list = rows.map((row) => Object.assign(fromRow(messageRowOf(row)), { seq: num(row.seq) }));
-    for (const m of list) this.loaded.set(m.id, m);
-    this.found.set(filterKey(r.accountId, r.filter, r.afterSeq), list);
-  }
-
-  private async preloadAccount(tx: Tx, accountId: string) {
-    const rows = await tx`SELECT * FROM messages WHERE account_id = ${accountId} FOR UPDATE`;
-    this.accountIds.set(accountId, rows.map((r: PgRow) => r.id as string));
-    for (const row of rows) this.loaded.set(row.id, fromRow(messageRowOf(row)));
-  }
-
-  /** Which of these attempts this node still holds; locks them so no hand-back races the outcome. */
-  private async preloadClaims(tx: Tx, ids: string[]) {
-    const known = ids.filter((id) => this.attempts.has(id));
-    if (known.length === 0) return;
-    const rows = await tx`
-      SELECT m.id FROM messages m JOIN unnest(${known}::text[], ${known.map((id) => this.attempts.get(id)!)}::int[]) AS c(id, attempt)
-        ON m.id = c.id AND m.attempt = c.attempt
-      WHERE m.claimed_by = ${this.node} FOR UPDATE OF m`;
-    for (const r of rows) this.heldClaims.add(r.id as string);
-    // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
-    // outcome is not recorded again, and its partition is no longer busy here.
-    for (const id of known) if (!this.heldClaims.has(id)) this.forgetAttempt(id);
-  }
-
-  /**
-   * Rows ACTIVE under this node that no attempt of it holds (claimed by a tick whose commit was
-   * reported failed but went through) are due again, as a dead node's are: each claim is either
-   * attempted and its outcome recorded, or released.
-   */
-  private async releaseForgotten(tx: Tx): Promise<void> {
-    const ids = [...this.attempts.keys()];
-    const numbers = [...this.attempts.values()];
+  /** Settles what a failed tick may have left, before the writes of this one. */
+  begin(tx: TickSql): void {
+    this.tickDue = null;
+    this.lastStored = null;
+    this.locked.clear();
+    if (this.reconcile === "none") return;
     const nowMs = this.now();
-    const rows = await tx`
-      UPDATE messages
-      SET state = ${tx.unsafe(dueAgainStateSql())}, dispatch_at = ${nowMs}, claimed_by = NULL
-      WHERE claimed_by = ${this.node} AND state = 'ACTIVE'
-        AND (id, attempt) NOT IN (SELECT * FROM unnest(${ids}::text[], ${numbers}::int[]))
-      RETURNING id`;
+    const released = this.attempts.releaseForgotten(tx, nowMs);
     this.reconcile = "running";
-    if (rows.length > 0) {
-      this.noteDue(nowMs);
-      this.noteTickDue(nowMs);
+    if (released) {
+      this.noteWritten(nowMs);
       this.releasedAt = nowMs;
     }
   }
 
-  private async claimDue(tx: Tx, nowMs: number, limit: number) {
-    const owned = this.owned();
-    // Only while this node is registered: one presumed dead takes nothing until it registered again
-    // (the leader hands back what unregistered nodes hold).
-    const rows = await tx`
-      UPDATE messages m SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = ${this.node}, attempt = m.attempt + 1
-      FROM (
-        SELECT id, state AS prev_state, dispatch_at AS prev_at FROM messages
-        WHERE dispatch_at <= ${nowMs} AND (part IS NULL OR part = ANY(${owned}::int[]))
-          AND EXISTS (SELECT 1 FROM cluster_nodes WHERE node_id = ${this.node})
-        ORDER BY dispatch_at, seq LIMIT ${limit} FOR UPDATE SKIP LOCKED
-      ) c
-      WHERE m.id = c.id
-      RETURNING m.*, c.prev_state, c.prev_at`;
-    const claimed: Claimed[] = rows.map((row: PgRow) => {
-      // The record as it was when it was due (the lifecycle's `claimed` event carries that).
-      const m = fromRow(messageRowOf({ ...row, state: row.prev_state, dispatch_at: row.prev_at }));
-      this.attempts.set(m.id, num(row.attempt));
-      return { m, prevState: row.prev_state as MessageState, prevAt: num(row.prev_at), seq: num(row.seq) };
-    });
-    // RETURNING follows no order: the claim's own (due time, then insertion) is restored here.
-    claimed.sort((a, b) => a.prevAt - b.prevAt || a.seq - b.seq);
-    this.claimed = claimed;
-    this.dueCursor = 0;
-    const [next] = await tx`
-      SELECT min(dispatch_at) AS t FROM messages
-      WHERE dispatch_at IS NOT NULL AND (part IS NULL OR part = ANY(${owned}::int[]))`;
-    this.nextDue = numOrNull(next?.t);
-  }
-
+  /** Where the tick's earliest dispatch time stood (-1: none yet), for a write that is undone. */
   mark(): number {
-    // Savepoint of the change list and of how far the claim was handed out.
-    return this.changes.length * 1_000_000 + this.dueCursor;
+    return this.tickDue ?? -1;
   }
 
   rollback(mark: number): void {
-    const length = Math.floor(mark / 1_000_000);
-    this.changes.length = length;
-    this.dueCursor = mark % 1_000_000;
+    this.tickDue = mark < 0 ? null : mark;
+    this.lastStored = null;
+    this.locked.clear();
   }
 
-  async apply(tx: Tx): Promise<void> {
-    // Claimed by the preload but used by no write (its write failed): due again as it was.
-    const unused = this.claimed.slice(this.dueCursor);
-    this.tickClaims = this.claimed.slice(0, this.dueCursor).map((c) => c.m.id);
-    this.claimed = [];
-    this.dueCursor = 0;
-    for (const c of unused) {
-      this.forgetAttempt(c.m.id);
-      this.changes.push({ op: "patch", id: c.m.id, patch: { state: c.prevState, dispatchAt: c.prevAt } });
+  finish(committed: boolean): void {
+    this.tickDue = null;
+    this.lastStored = null;
+    if (committed) {
+      if (this.reconcile === "running") this.reconcile = "none";
+      return;
     }
-    this.taken = this.changes;
-    this.changes = [];
-    const { inserts, patches, deletes, accounts } = collapse(this.taken);
-    if (inserts.length > 0) {
-      // The engine's own columns after the shared row's: the flow key's partition and the claim.
-      const rows = inserts.map(({ m, claimed }) => ({
-        ...toRow(m),
-        part: m.flow ? partitionOf(m.accountId, m.flow.key, PARTITIONS) : null,
-        claimed_by: claimed ? this.node : null,
-        attempt: claimed ? 1 : 0,
-      }));
-      await tx`INSERT INTO messages ${tx(rows)}`;
-      for (const { m } of inserts) this.noteTickDue(m.dispatchAt);
-    }
-    if (patches.size > 0) {
-      const ids = [...patches.keys()];
-      const p = [...patches.values()];
-      await tx`
-        UPDATE messages m SET state = u.state, dispatch_at = u.dispatch_at, retried = COALESCE(u.retried, m.retried), claimed_by = NULL
-        FROM unnest(${ids}::text[], ${p.map((x) => x.state)}::text[], ${p.map((x) => x.dispatchAt)}::bigint[], ${p.map((x) => x.retried ?? null)}::int[])
-          AS u(id, state, dispatch_at, retried)
-        WHERE m.id = u.id`;
-      for (const x of p) {
-        this.noteDue(x.dispatchAt);
-        this.noteTickDue(x.dispatchAt);
-      }
-    }
-    if (deletes.length > 0) await tx`DELETE FROM messages WHERE id = ANY(${deletes})`;
-    for (const accountId of accounts) await tx`DELETE FROM messages WHERE account_id = ${accountId}`;
+    // Claims of a tick that was rolled back are forgotten (NodeAttempts); if it committed after all
+    // (the connection broke during COMMIT), the next tick releases them.
+    this.reconcile = "needed";
+    this.releasedAt = null;
   }
 
   needsFollowUp(): boolean {
@@ -412,118 +261,12 @@ export class PgMessageStore implements MessageStorage, TickPart {
     return at;
   }
 
-  finish(committed: boolean): void {
-    if (committed) {
-      // Delivered, rescheduled, held, released or cancelled: those attempts are over.
-      for (const c of this.taken) {
-        if (c.op === "insert") {
-          if (!c.claimed) this.forgetAttempt(c.m.id);
-        } else this.forgetAttempt(c.id);
-      }
-      if (this.reconcile === "running") this.reconcile = "none";
-    } else {
-      // Claims of a tick that was rolled back are not this node's; if it committed after all (the
-      // connection broke during COMMIT), the next tick releases them.
-      for (const id of this.tickClaims) this.forgetAttempt(id);
-      for (const c of this.taken) if (c.op === "insert" && c.claimed) this.forgetAttempt(c.m.id);
-      this.reconcile = "needed";
-      this.releasedAt = null;
-    }
-    this.tickClaims = [];
-    this.taken = [];
-    this.loaded.clear();
-    this.found.clear();
-    this.heldClaims.clear();
-    this.accountIds.clear();
-    this.tickRuns = [];
+  /** The tick wrote a dispatch time: due here then, and the other nodes are told with the commit. */
+  private noteWritten(atMs: number | null): void {
+    this.noteDue(atMs);
+    if (atMs === null) return;
+    if (this.tickDue === null || atMs < this.tickDue) this.tickDue = atMs;
+    const stored = this.lastStored;
+    if (stored && (stored.since === null || atMs < stored.since)) stored.since = atMs;
   }
-
-  /** Forgets attempts of this node that are over (outcome recorded, or handed back). */
-  forgetAttempt(id: string): void {
-    this.attempts.delete(id);
-    this.attemptParts.delete(id);
-    this.attemptRuns.delete(id);
-  }
-
-  // --- helpers ---
-
-  private noteTickDue(atMs: number | null): void {
-    if (atMs !== null && (this.tickDue === null || atMs < this.tickDue)) this.tickDue = atMs;
-  }
-
-  private attemptOf(m: MessageRecord): number {
-    return this.attempts.get(m.id) ?? 1;
-  }
-
-  private patch(id: string, patch: Patch): void {
-    // Rescheduled, held or released: no attempt of this node holds it once this is committed (finish).
-    const inserted = this.insertedNow(id);
-    if (inserted) {
-      inserted.m.state = patch.state;
-      inserted.m.dispatchAt = patch.dispatchAt;
-      if (patch.retried !== undefined) inserted.m.retried = patch.retried;
-      inserted.claimed = false;
-    } else this.changes.push({ op: "patch", id, patch });
-    this.noteDue(patch.dispatchAt);
-  }
-
-  private insertedNow(id: string): { m: MessageRecord; claimed: boolean } | undefined {
-    for (let i = this.changes.length - 1; i >= 0; i--) {
-      const c = this.changes[i]!;
-      if (c.op === "insert" && c.m.id === id) return c;
-      if (c.op === "delete" && c.id === id) return undefined;
-    }
-    return undefined;
-  }
-
-  private insertedOf(accountId: string): string[] {
-    const ids = new Set<string>();
-    for (const c of this.changes) {
-      if (c.op === "insert" && c.m.accountId === accountId) ids.add(c.m.id);
-      else if (c.op === "delete") ids.delete(c.id);
-    }
-    return [...ids];
-  }
-
-  /** The message as this tick sees it (null: gone or never loaded). */
-  private current(id: string): MessageRecord | null {
-    let base: MessageRecord | null = this.loaded.get(id) ?? null;
-    for (const c of this.changes) {
-      if (c.op === "insert" && c.m.id === id) base = c.m;
-      else if (c.op === "delete" && c.id === id) base = null;
-      else if (c.op === "patch" && c.id === id && base)
-        base = { ...base, state: c.patch.state, dispatchAt: c.patch.dispatchAt, retried: c.patch.retried ?? base.retried };
-    }
-    return base;
-  }
-}
-
-function censusOf(r: PgRow): MessageCensus {
-  const [due, delayed, active, total] = [num(r.due), num(r.delayed), num(r.active), num(r.total)];
-  return { due, delayed, inFlight: active, waiting: total - due - delayed - active };
-}
-
-function filterKey(accountId: string, f: Filter, afterSeq: number | null): string {
-  return JSON.stringify([accountId, f, afterSeq]);
-}
-
-/** The tick's change list as one INSERT (final state of new rows), one UPDATE and one DELETE. */
-function collapse(changes: Change[]) {
-  const inserts = new Map<string, { m: MessageRecord; claimed: boolean }>();
-  const patches = new Map<string, Patch>();
-  const deletes = new Set<string>();
-  const accounts: string[] = [];
-  for (const c of changes) {
-    if (c.op === "insert") inserts.set(c.m.id, c);
-    else if (c.op === "patch") {
-      const before = patches.get(c.id);
-      patches.set(c.id, { ...c.patch, retried: c.patch.retried ?? before?.retried });
-    } else if (c.id.startsWith("account:")) accounts.push(c.id.slice("account:".length));
-    else if (inserts.has(c.id)) inserts.delete(c.id);
-    else {
-      patches.delete(c.id);
-      deletes.add(c.id);
-    }
-  }
-  return { inserts: [...inserts.values()], patches, deletes: [...deletes], accounts };
 }

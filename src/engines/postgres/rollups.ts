@@ -1,42 +1,49 @@
 import type { SQL } from "bun";
-import { Part, type RollupRow, type RollupStorage, type RollupWrite } from "../../metrics/store.ts";
-import type { TickPart, Tx } from "./tick.ts";
+import { Part, type RollupRow, type RollupStorage, type RollupWrite } from "../../metrics/storage.ts";
+import type { TickScope } from "./tick.ts";
 import { num } from "./values.ts";
 
 /**
- * Usage rollups on PostgreSQL. Every node flushes its own counts; the upsert merges them into
- * the same rows (sums add up, max/min/gauge merge), so a statistic read on any node counts all.
+ * Usage rollups on PostgreSQL. The metrics engine sums a node's counts in memory and flushes them
+ * outside the writes (`write`, one upsert statement on the pool); the upsert merges every node's
+ * counts into the same rows (sums add up, max/min/gauge merge), so a statistic read on any node
+ * counts all. Only `deleteOwner` runs inside a write.
  */
-export class PgRollupStore implements RollupStorage, TickPart {
-  private deletedOwners: string[] = [];
-  private taken: string[] = [];
+export class PgRollupStore implements RollupStorage {
+  constructor(
+    private readonly sql: SQL,
+    private readonly scope: TickScope,
+  ) {}
 
-  constructor(private readonly sql: SQL) {}
-
+  /** One statement, so all or nothing is stored (the metrics engine keeps the counts when it fails). */
   async write(rows: RollupWrite[]): Promise<void> {
     if (rows.length === 0) return;
-    // One statement per 1,000 rows: a bucket appears once per batch (merged in memory before).
-    for (let i = 0; i < rows.length; i += 1000) {
-      const batch = rows.slice(i, i + 1000);
-      await this.sql`
-        INSERT INTO usage_rollups (owner, metric, res, bucket, part, value, at_ms)
-        SELECT * FROM unnest(${batch.map((r) => r.owner)}::text[], ${batch.map((r) => r.metric)}::text[], ${batch.map((r) => r.res)}::bigint[],
-          ${batch.map((r) => r.bucket)}::bigint[], ${batch.map((r) => r.part)}::bigint[], ${batch.map((r) => r.value)}::float8[], ${batch.map((r) => r.atMs)}::bigint[])
-        ON CONFLICT (owner, metric, res, bucket, part) DO UPDATE SET
-          value = CASE excluded.part
-            WHEN ${Part.max} THEN greatest(usage_rollups.value, excluded.value)
-            WHEN ${Part.min} THEN least(usage_rollups.value, excluded.value)
-            WHEN ${Part.gauge} THEN CASE WHEN excluded.at_ms >= usage_rollups.at_ms THEN excluded.value ELSE usage_rollups.value END
-            ELSE usage_rollups.value + excluded.value END,
-          at_ms = greatest(usage_rollups.at_ms, excluded.at_ms)`;
-    }
+    // Each bucket appears once: the metrics engine merged the rows per bucket before.
+    await this.sql`
+      INSERT INTO usage_rollups (owner, metric, res, bucket, part, value, at_ms)
+      SELECT * FROM unnest(${rows.map((r) => r.owner)}::text[], ${rows.map((r) => r.metric)}::text[],
+        ${rows.map((r) => r.res)}::bigint[], ${rows.map((r) => r.bucket)}::bigint[], ${rows.map((r) => r.part)}::bigint[],
+        ${rows.map((r) => r.value)}::float8[], ${rows.map((r) => r.atMs)}::bigint[])
+      ON CONFLICT (owner, metric, res, bucket, part) DO UPDATE SET
+        value = CASE excluded.part
+          WHEN ${Part.max} THEN greatest(usage_rollups.value, excluded.value)
+          WHEN ${Part.min} THEN least(usage_rollups.value, excluded.value)
+          WHEN ${Part.gauge} THEN
+            CASE WHEN excluded.at_ms >= usage_rollups.at_ms THEN excluded.value ELSE usage_rollups.value END
+          ELSE usage_rollups.value + excluded.value END,
+        at_ms = greatest(usage_rollups.at_ms, excluded.at_ms)`;
   }
 
   async range(owner: string, metric: string, res: number, fromMin: number, toMin: number): Promise<RollupRow[]> {
     const rows = await this.sql`
       SELECT bucket, part, value, at_ms FROM usage_rollups
       WHERE owner = ${owner} AND metric = ${metric} AND res = ${res} AND bucket >= ${fromMin} AND bucket < ${toMin}`;
-    return rows.map((r: Record<string, unknown>) => ({ bucket: num(r.bucket), part: num(r.part), value: num(r.value), at_ms: num(r.at_ms) }));
+    return rows.map((r: Record<string, unknown>) => ({
+      bucket: num(r.bucket),
+      part: num(r.part),
+      value: num(r.value),
+      at_ms: num(r.at_ms),
+    }));
   }
 
   async gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): Promise<number | null> {
@@ -50,27 +57,13 @@ export class PgRollupStore implements RollupStorage, TickPart {
   async prune(beforeMin: number): Promise<number> {
     const rows = await this.sql`
       DELETE FROM usage_rollups u WHERE bucket < ${beforeMin} AND NOT (part = ${Part.gauge} AND bucket = (
-        SELECT max(r.bucket) FROM usage_rollups r WHERE r.owner = u.owner AND r.metric = u.metric AND r.res = u.res AND r.part = ${Part.gauge}))
+        SELECT max(r.bucket) FROM usage_rollups r
+        WHERE r.owner = u.owner AND r.metric = u.metric AND r.res = u.res AND r.part = ${Part.gauge}))
       RETURNING 1`;
     return rows.length;
   }
 
   deleteOwner(owner: string): void {
-    this.deletedOwners.push(owner);
-  }
-
-  mark(): number {
-    return this.deletedOwners.length;
-  }
-  rollback(mark: number): void {
-    this.deletedOwners.length = mark;
-  }
-  async apply(tx: Tx): Promise<void> {
-    this.taken = this.deletedOwners;
-    this.deletedOwners = [];
-    if (this.taken.length > 0) await tx`DELETE FROM usage_rollups WHERE owner = ANY(${this.taken})`;
-  }
-  finish(): void {
-    this.taken = [];
+    this.scope.tx.queue("DELETE FROM usage_rollups WHERE owner = $1", [owner]);
   }
 }

@@ -1,8 +1,7 @@
 import type { SQL } from "bun";
-import { SCHEDULE_READS, type ScheduleMessageState, type ScheduleRow, type ScheduleStorage } from "../../schedules/store.ts";
-import type { Read } from "../../store/group-commit.ts";
+import type { ScheduleMessageState, ScheduleRow, ScheduleStorage } from "../../schedules/storage.ts";
 import { CachedTable } from "./cached-table.ts";
-import type { TickPart, Tx } from "./tick.ts";
+import type { TickPart, TickScope } from "./tick.ts";
 import { bytes, num, numOrNull, rowOf, type RowCodec, str, strOrNull } from "./values.ts";
 
 type Raw = Record<string, unknown>;
@@ -29,30 +28,29 @@ const SCHEDULE_COLUMNS: RowCodec<ScheduleRow> = {
 /** A schedule as PostgreSQL returns it, as the store hands it out (the cached table reads rows through it too). */
 export const scheduleRowOfPg = (r: Raw): ScheduleRow & Raw => rowOf(r, SCHEDULE_COLUMNS);
 
-type Op =
-  | { op: "upsert"; row: ScheduleRow }
-  | { op: "delete"; accountId: string; id: string }
-  | { op: "paused"; accountId: string; id: string; paused: boolean }
-  | { op: "next"; accountId: string; id: string; revision: number; next: number | null }
-  | { op: "trigger"; accountId: string; id: string; revision: number; last: number; next: number | null; states: string }
-  | { op: "state"; accountId: string; id: string; messageId: string; state: ScheduleMessageState }
-  | { op: "account"; accountId: string };
+/** The columns in a fixed order: every upsert names them alike. */
+const COLUMNS = Object.keys(SCHEDULE_COLUMNS);
+const UPSERT = `INSERT INTO schedules (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
+  ON CONFLICT (account_id, id) DO UPDATE SET ${COLUMNS.filter((c) => c !== "account_id" && c !== "id")
+    .map((c) => `${c} = excluded.${c}`)
+    .join(", ")}`;
+
+/** A row as the cached table keeps it (a copy: the caller's object may change). */
+const cached = (row: ScheduleRow): ScheduleRow & Raw => ({ ...row });
 
 /**
  * Schedules on PostgreSQL. Every node keeps the definitions in memory (its scheduler arms a timer
- * for each) and reloads them when another node changes one; listings read PostgreSQL, so the
- * states of the last trigger's messages are the same from every node. A trigger fires once per
- * slot across nodes: before the trigger's write runs, its node moves the schedule's next run time
- * from the slot to the next one with a conditional UPDATE; only the node whose UPDATE matched
- * publishes, in the same transaction.
+ * for each; the writes read them there) and reloads them when another node changes one. A write
+ * changes the table with statements in the tick's transaction and its in-memory copy alike (the
+ * cached table's changes move with the writes and are applied to it once the tick commits).
+ * Listings read PostgreSQL, so the states of the last trigger's messages are the same from every
+ * node. A trigger fires once per slot across nodes: the trigger's write locks the schedule's row
+ * while its next run time is still the slot; a node that fired the slot first moved it.
  */
 export class PgScheduleStore implements ScheduleStorage, TickPart {
-  private ops: Op[] = [];
-  private taken: Op[] = [];
-  private triggers = new Set<string>();
-
   constructor(
     private readonly sql: SQL,
+    private readonly scope: TickScope,
     readonly table: CachedTable<ScheduleRow & Raw>,
   ) {}
 
@@ -83,111 +81,89 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
   }
 
   upsert(row: ScheduleRow): void {
-    this.table.put({ ...row } as ScheduleRow & Raw);
-    this.ops.push({ op: "upsert", row });
+    // Not a coalescing insert: two upserts of one schedule in a tick cannot share a statement.
+    const values: Raw = row;
+    this.scope.tx.queue(UPSERT, COLUMNS.map((c) => values[c] ?? null));
+    this.table.put(cached(row));
   }
   delete(accountId: string, id: string): boolean {
-    this.ops.push({ op: "delete", accountId, id });
-    return this.table.remove(this.key(accountId, id));
+    const text = "DELETE FROM schedules WHERE account_id = $1 AND id = $2 RETURNING id";
+    const rows = this.scope.tx.query(text, [accountId, id]);
+    this.table.remove(this.key(accountId, id));
+    return rows.length > 0;
   }
   setPaused(accountId: string, id: string, paused: boolean): boolean {
+    const flag = paused ? 1 : 0;
+    const text = "UPDATE schedules SET paused = $1 WHERE account_id = $2 AND id = $3 RETURNING id";
+    const rows = this.scope.tx.query(text, [flag, accountId, id]);
     const row = this.get(accountId, id);
-    if (!row) return false;
-    this.table.put({ ...row, paused: paused ? 1 : 0 } as ScheduleRow & Raw);
-    this.ops.push({ op: "paused", accountId, id, paused });
-    return true;
+    if (row) this.table.put(cached({ ...row, paused: flag }));
+    return rows.length > 0;
   }
   setNext(accountId: string, id: string, revision: number, next: number | null): void {
+    this.scope.tx.queue("UPDATE schedules SET next_schedule_time = $1 WHERE account_id = $2 AND id = $3 AND revision = $4", [
+      next,
+      accountId,
+      id,
+      revision,
+    ]);
     const row = this.get(accountId, id);
-    if (row?.revision === revision) this.table.put({ ...row, next_schedule_time: next } as ScheduleRow & Raw);
-    this.ops.push({ op: "next", accountId, id, revision, next });
+    if (row?.revision === revision) this.table.put(cached({ ...row, next_schedule_time: next }));
   }
   recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void {
+    this.scope.tx.queue(
+      `UPDATE schedules SET last_schedule_time = $1, next_schedule_time = $2, last_states = $3
+       WHERE account_id = $4 AND id = $5 AND revision = $6`,
+      [last, next, states, accountId, id, revision],
+    );
     const row = this.get(accountId, id);
     if (row?.revision === revision)
-      this.table.put({ ...row, last_schedule_time: last, next_schedule_time: next, last_states: states } as ScheduleRow & Raw);
-    this.ops.push({ op: "trigger", accountId, id, revision, last, next, states });
+      this.table.put(cached({ ...row, last_schedule_time: last, next_schedule_time: next, last_states: states }));
   }
+  /** Only a message of the last trigger is tracked; the states are read from PostgreSQL, not the cache. */
   setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void {
-    this.ops.push({ op: "state", accountId, id: scheduleId, messageId, state });
+    this.scope.tx.queue(
+      `UPDATE schedules SET last_states = jsonb_set(last_states::jsonb, ARRAY[$1::text], to_jsonb($2::text))::text
+       WHERE account_id = $3 AND id = $4 AND (last_states::jsonb) ? $1`,
+      [messageId, state, accountId, scheduleId],
+    );
   }
   deleteAccount(accountId: string): void {
+    this.scope.tx.queue("DELETE FROM schedules WHERE account_id = $1", [accountId]);
     for (const r of this.list(accountId)) this.table.remove(this.key(accountId, r.id));
-    this.ops.push({ op: "account", accountId });
   }
 
-  /** The tick being committed changed a definition (not only trigger states). */
+  /** The tick being committed changed a definition (trigger states alone are not cached). */
   get changedInTick(): boolean {
-    return this.taken.some((o) => o.op !== "state");
+    return this.table.changedInTick;
   }
 
+  /**
+   * Locks the schedule's row while the slot is still to fire: another node's trigger of the slot
+   * waits for this tick, then finds the next run time moved.
+   */
   takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean {
-    return this.triggers.has(`${this.key(accountId, id)}\u0000${revision}\u0000${plannedAt}`);
-  }
-
-  async preload(tx: Tx, reads: readonly Read[]): Promise<void> {
-    for (const r of reads) {
-      if (r.kind !== SCHEDULE_READS.trigger) continue;
-      const t = r as unknown as { accountId: string; id: string; revision: number; plannedAt: number; next: number | null };
-      const won = await tx`
-        UPDATE schedules SET next_schedule_time = ${t.next}
-        WHERE account_id = ${t.accountId} AND id = ${t.id} AND revision = ${t.revision} AND next_schedule_time = ${t.plannedAt}
-        RETURNING id`;
-      if (won.length > 0) this.triggers.add(`${this.key(t.accountId, t.id)}\u0000${t.revision}\u0000${t.plannedAt}`);
-    }
+    const rows = this.scope.tx.query(
+      "SELECT id FROM schedules WHERE account_id = $1 AND id = $2 AND revision = $3 AND next_schedule_time = $4 FOR UPDATE",
+      [accountId, id, revision, plannedAt],
+    );
+    return rows.length > 0;
   }
 
   mark(): number {
-    return this.ops.length * 1_000_000 + this.table.mark();
+    return this.table.mark();
   }
   rollback(mark: number): void {
-    this.ops.length = Math.floor(mark / 1_000_000);
-    this.table.rollback(mark % 1_000_000);
+    this.table.rollback(mark);
   }
-
-  async apply(tx: Tx): Promise<void> {
-    this.taken = this.ops;
-    this.ops = [];
-    // The in-memory copy's own changes are kept by finish; PostgreSQL gets targeted statements.
+  /** PostgreSQL has the changes already: the cached table only takes them, to apply them in memory once committed. */
+  apply(): void {
     this.table.takeChanges();
-    for (const o of this.taken) {
-      if (o.op === "upsert") {
-        const row: Raw = o.row;
-        const columns = Object.keys(row);
-        await tx.unsafe(
-          `INSERT INTO schedules (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})
-           ON CONFLICT (account_id, id) DO UPDATE SET ${columns.filter((c) => c !== "account_id" && c !== "id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
-          columns.map((c) => row[c] ?? null),
-        );
-      } else if (o.op === "delete") await tx`DELETE FROM schedules WHERE account_id = ${o.accountId} AND id = ${o.id}`;
-      else if (o.op === "paused") await tx`UPDATE schedules SET paused = ${o.paused ? 1 : 0} WHERE account_id = ${o.accountId} AND id = ${o.id}`;
-      else if (o.op === "next")
-        await tx`UPDATE schedules SET next_schedule_time = ${o.next} WHERE account_id = ${o.accountId} AND id = ${o.id} AND revision = ${o.revision}`;
-      else if (o.op === "trigger")
-        await tx`
-          UPDATE schedules SET last_schedule_time = ${o.last}, next_schedule_time = ${o.next}, last_states = ${o.states}
-          WHERE account_id = ${o.accountId} AND id = ${o.id} AND revision = ${o.revision}`;
-      else if (o.op === "state")
-        // Only a message of the last trigger is tracked.
-        await tx`
-          UPDATE schedules SET last_states = jsonb_set(last_states::jsonb, ARRAY[${o.messageId}], to_jsonb(${o.state}::text))::text
-          WHERE account_id = ${o.accountId} AND id = ${o.id} AND (last_states::jsonb) ? ${o.messageId}`;
-      else await tx`DELETE FROM schedules WHERE account_id = ${o.accountId}`;
-    }
   }
-
   finish(committed: boolean): void {
-    const definitions = this.taken.some((o) => o.op !== "state");
-    this.taken = [];
-    this.triggers.clear();
-    if (!definitions) {
-      // Only trigger states moved: the in-memory definitions did not change.
-      this.table.finish(committed && false);
-      return;
-    }
     this.table.finish(committed);
   }
 }
 
-
-const byCreation = (a: ScheduleRow, b: ScheduleRow) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byCreation = (a: ScheduleRow, b: ScheduleRow) =>
+  a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

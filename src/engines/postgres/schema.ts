@@ -61,6 +61,12 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     ALTER TABLE flow_rate_starts ADD COLUMN id TEXT;
     CREATE UNIQUE INDEX flow_rate_starts_id ON flow_rate_starts (id);`,
   },
+  {
+    id: "postgres/005-endpoint-numbers",
+    sql: `-- endpoints are numbered by their column's own sequence now: it continues after the numbers
+    -- earlier versions gave (so an endpoint added later is still listed after them)
+    SELECT setval(pg_get_serial_sequence('url_group_endpoints', 'seq'), max(seq)) FROM url_group_endpoints HAVING count(*) > 0;`,
+  },
 ];
 
 /** How many flow-control partitions the keys hash into (rows of cluster_partitions). */

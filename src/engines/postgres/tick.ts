@@ -1,26 +1,53 @@
-import type { SQL } from "bun";
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type Read, type Transactor } from "../../store/group-commit.ts";
+import { runFollowUps, type Transactor } from "../../store/transactor.ts";
+import { TickTransaction, type TickSql } from "./tick-sql.ts";
+import type { Writer } from "./writer.ts";
 
-/** A connection inside the tick's transaction. */
-export type Tx = SQL;
+export type { TickSql } from "./tick-sql.ts";
 
 /**
- * A store's share of a tick. Writes only record changes in memory (reads inside the tick see
- * them); `apply` takes everything recorded so far and writes it as a few multi-row statements
- * (changes recorded after that belong to the next tick); `finish` keeps or drops what it took.
+ * What a store does around a tick besides its SQL: state it keeps in memory (the small tables
+ * every node caches) moves with the writes (`mark`/`rollback`) and is written before the commit
+ * (`apply`); `finish` hears whether the tick committed.
  */
 export interface TickPart {
-  /** Loads, inside the tick's transaction, what the tick's writes declared they read. */
-  preload?(tx: Tx, reads: readonly Read[]): Promise<void>;
-  /** A savepoint: what `rollback` returns to when one write of the tick fails. */
-  mark(): number;
-  rollback(mark: number): void;
-  apply(tx: Tx): Promise<void>;
-  /** After the commit (true) or the rollback (false): forget the tick, keep what was committed. */
-  finish(committed: boolean): void;
+  mark?(): number;
+  rollback?(mark: number): void;
+  /** Queues the statements of what the tick changed in memory, just before the commit. */
+  apply?(tx: TickSql): void;
+  /** After the commit (true) or the rollback (false). */
+  finish?(committed: boolean): void;
+  /** At the start of every tick, before its writes: settles what a failed tick left (see needsFollowUp). */
+  begin?(tx: TickSql): void;
   /** True while a failed tick left something only a later committed tick can settle. */
   needsFollowUp?(): boolean;
+}
+
+/**
+ * The write under way, as the stores see it: built first, handed to every store and to the
+ * ticks (which set it while a write runs).
+ */
+export class TickScope {
+  /** The transaction whose writes are running now (null between ticks). */
+  current: TickTransaction | null = null;
+  /** Follow-ups registered by the write that is running now. */
+  followUps: FollowUp[] | null = null;
+
+  /** The tick's SQL; throws outside a write (a store's write method called outside the group commit). */
+  get tx(): TickSql {
+    if (!this.current) throw new Error("a PostgreSQL store was written outside a write of the group commit");
+    return this.current;
+  }
+
+  get inWrite(): boolean {
+    return this.current !== null;
+  }
+
+  /** Inside a write: `fn(true)` after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
+  afterCommit(fn: FollowUp): void {
+    if (this.followUps) this.followUps.push(fn);
+    else fn(true);
+  }
 }
 
 /** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
@@ -28,38 +55,37 @@ const FOLLOW_UP_MS = 500;
 
 interface PendingWrite {
   write: () => unknown;
-  reads: readonly Read[];
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 type FollowUp = (committed: boolean) => void;
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * The PostgreSQL engine's group commit. The writes requested in one tick run one after the other,
- * synchronously, against the stores' in-memory view of the tick (what was preloaded plus what the
- * earlier writes of the tick changed); then every store writes its changes in a few statements
- * and the transaction commits. A write that throws is undone in memory only: nothing of it ever
- * reached PostgreSQL. One tick is in flight at a time; writes requested meanwhile form the next.
+ * synchronously, inside one PostgreSQL transaction held by the writer thread: a store's reads are
+ * queries in that transaction (the thread waits for their answers), its writes statements queued
+ * in it. Each write is a savepoint; one that throws is undone alone. Then the transaction commits
+ * without blocking; writes requested meanwhile form the next tick.
  */
 export class PostgresTicks implements Transactor {
   private pending: PendingWrite[] = [];
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
   private inFlightWrites = 0;
-  /** Follow-ups registered by the write that is running now. */
-  private followUps: FollowUp[] | null = null;
-  /** True while the tick's writes run (stores record changes only then). */
-  private writing = false;
-  private parts: TickPart[] = [];
   private readonly committedObservers: Array<() => void> = [];
-  /** Runs inside the tick's transaction after its changes are written (notifications go out with the commit). */
-  beforeCommit: ((tx: Tx) => Promise<void>) | null = null;
-
   private followUpTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
 
-  constructor(private readonly sql: SQL) {}
+  constructor(
+    private readonly writer: Writer,
+    private readonly scope: TickScope,
+    /** The stores taking part in every tick, in the order their in-memory changes are written. */
+    private readonly parts: readonly TickPart[],
+    /** Runs inside the tick's transaction after its writes (notifications go out with the commit). */
+    private readonly beforeCommit: (tx: TickSql) => void,
+  ) {}
 
   /** No tick starts after this (the engine closes its connections next). */
   close(): void {
@@ -68,65 +94,41 @@ export class PostgresTicks implements Transactor {
     this.followUpTimer = null;
   }
 
-  /** The stores taking part in every tick, in the order their changes are written. */
-  register(parts: TickPart[]): void {
-    this.parts = parts;
-  }
-
-  /** Called after every committed tick (the engine notifies the other nodes from here). */
+  /** Called after every committed tick. */
   onCommitted(fn: () => void): void {
     this.committedObservers.push(fn);
   }
 
-  get inWrite(): boolean {
-    return this.writing;
-  }
-
-  run<T>(write: () => T, reads: readonly Read[] = []): Promise<T> {
+  run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ write, reads, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
 
   afterCommit(fn: FollowUp): void {
-    if (this.followUps) this.followUps.push(fn);
-    else fn(true);
+    this.scope.afterCommit(fn);
   }
 
   nested<T>(fn: () => T): T {
-    if (!this.writing) {
-      // Outside a tick (construction-time fixtures): runs now against the stores' view and is
-      // committed with the next tick; a failure undoes it in memory and is thrown at once.
-      let value!: T;
-      let failure: unknown;
-      let failed = false;
-      void this.run(() => {
-        try {
-          value = fn();
-        } catch (error) {
-          failed = true;
-          failure = error;
-          throw error;
-        }
-      }).catch(() => {});
-      this.runPendingNow();
-      if (failed) throw failure;
-      return value;
-    }
-    const outer = this.followUps!;
-    this.followUps = [];
-    const marks = this.parts.map((p) => p.mark());
+    if (!this.scope.current) return this.runAlone(fn);
+    const tx = this.scope.current;
+    const outer = this.scope.followUps!;
+    this.scope.followUps = [];
+    const marks = this.parts.map((p) => p.mark?.() ?? 0);
+    tx.begin();
     try {
       const value = fn();
-      outer.push(...this.followUps);
+      tx.keep();
+      outer.push(...this.scope.followUps);
       return value;
     } catch (error) {
-      this.parts.forEach((p, i) => p.rollback(marks[i]!));
-      runFollowUps(this.followUps, false);
+      tx.undo();
+      this.parts.forEach((p, i) => p.rollback?.(marks[i]!));
+      runFollowUps(this.scope.followUps, false);
       throw error;
     } finally {
-      this.followUps = outer;
+      this.scope.followUps = outer;
     }
   }
 
@@ -151,56 +153,64 @@ export class PostgresTicks implements Transactor {
     });
   }
 
-  /**
-   * Writes queued outside a tick by `nested` run at once against the stores' view; they are
-   * committed by the next tick (their changes stay recorded in the stores until then).
-   */
-  private runPendingNow(): void {
-    // Only reached outside a tick: nothing else is recording changes right now.
-    const [item] = this.pending.splice(this.pending.length - 1, 1);
+  /** A write outside any tick (start-up fixtures): a transaction of its own, committed before it returns. */
+  private runAlone<T>(fn: () => T): T {
+    const tx = new TickTransaction(this.writer);
     const followUps: FollowUp[] = [];
-    this.writing = true;
+    this.scope.current = tx;
+    let outcome: Outcome;
     try {
-      const [outcome] = this.runWrites([item!], followUps);
-      if (outcome!.ok) this.carried.push({ item: item!, value: outcome!.value, followUps });
-      else item!.reject(outcome!.error);
+      outcome = this.runWrites(tx, [fn], followUps)[0]!;
+      this.scope.current = null;
+      if (outcome!.ok) {
+        for (const part of this.parts) part.apply?.(tx);
+        tx.commitNow();
+      }
+    } catch (error) {
+      outcome = { ok: false, error };
     } finally {
-      this.writing = false;
+      this.scope.current = null;
     }
-    this.schedule();
+    if (!outcome!.ok) {
+      void tx.rollback();
+      for (const part of this.parts) part.finish?.(false);
+      runFollowUps(followUps, false);
+      throw outcome!.error;
+    }
+    for (const part of this.parts) part.finish?.(true);
+    runFollowUps(followUps, true);
+    return outcome!.value as T;
   }
 
-  /** Runs writes against the stores' view; failures are undone in memory. Returns their outcomes. */
-  private runWrites(batch: PendingWrite[], followUps: FollowUp[]): Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    for (const item of batch) {
-      const marks = this.parts.map((p) => p.mark());
-      this.followUps = [];
+  /** Runs writes in the transaction, each undone alone when it throws. Returns their outcomes. */
+  private runWrites(tx: TickTransaction, writes: Array<() => unknown>, followUps: FollowUp[]): Outcome[] {
+    const outcomes: Outcome[] = [];
+    for (const write of writes) {
+      const marks = this.parts.map((p) => p.mark?.() ?? 0);
+      this.scope.followUps = [];
+      tx.begin();
       try {
-        const value = item.write();
+        const value = write();
+        tx.keep();
         outcomes.push({ ok: true, value });
-        followUps.push(...this.followUps);
+        followUps.push(...this.scope.followUps);
       } catch (error) {
-        this.parts.forEach((p, i) => p.rollback(marks[i]!));
-        runFollowUps(this.followUps, false);
+        tx.undo();
+        this.parts.forEach((p, i) => p.rollback?.(marks[i]!));
+        runFollowUps(this.scope.followUps, false);
         outcomes.push({ ok: false, error });
       } finally {
-        this.followUps = null;
+        this.scope.followUps = null;
       }
     }
     return outcomes;
   }
 
-  /** Writes already run (by `nested` outside a tick) that the next tick commits. */
-  private carried: Array<{ item: PendingWrite; value: unknown; followUps: FollowUp[] }> = [];
-
   private tick(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
-    const carried = this.carried;
-    this.carried = [];
-    this.inFlightWrites = batch.length + carried.length;
-    const work = this.commitTick(batch, carried).finally(() => {
+    this.inFlightWrites = batch.length;
+    const work = this.commitTick(batch).finally(() => {
       this.inFlight = null;
       this.inFlightWrites = 0;
       if (this.pending.length > 0) this.schedule();
@@ -222,46 +232,42 @@ export class PostgresTicks implements Transactor {
     }, FOLLOW_UP_MS);
   }
 
-  private async commitTick(batch: PendingWrite[], carried: Array<{ item: PendingWrite; value: unknown; followUps: FollowUp[] }>): Promise<void> {
-    if (batch.length === 0 && carried.length === 0) return;
-    const followUps: FollowUp[] = carried.flatMap((c) => c.followUps);
-    const dropped: FollowUp[] = [];
-    let outcomes: ReturnType<PostgresTicks["runWrites"]> = [];
-    let tx: Awaited<ReturnType<SQL["reserve"]>> | null = null;
+  private async commitTick(batch: PendingWrite[]): Promise<void> {
+    if (batch.length === 0) return;
+    const followUps: FollowUp[] = [];
+    const tx = new TickTransaction(this.writer);
+    let outcomes: Outcome[] = [];
     try {
-      tx = await this.sql.reserve();
-      await tx`BEGIN`;
-      const reads = batch.flatMap((b) => b.reads);
-      for (const part of this.parts) await part.preload?.(tx, reads);
-      this.writing = true;
+      this.scope.current = tx;
       try {
-        outcomes = this.runWrites(batch, followUps);
+        for (const part of this.parts) part.begin?.(tx);
+        outcomes = this.runWrites(
+          tx,
+          batch.map((b) => b.write),
+          followUps,
+        );
+        for (const part of this.parts) part.apply?.(tx);
+        this.beforeCommit(tx);
       } finally {
-        this.writing = false;
+        this.scope.current = null;
       }
-      for (const part of this.parts) await part.apply(tx);
-      await this.beforeCommit?.(tx);
-      await tx`COMMIT`;
+      await tx.commit();
     } catch (error) {
-      if (tx) await tx`ROLLBACK`.catch(() => {});
-      tx?.release();
+      await tx.rollback();
       this.inFlightWrites = 0;
-      for (const part of this.parts) part.finish(false);
-      runFollowUps([...followUps, ...dropped], false);
+      for (const part of this.parts) part.finish?.(false);
+      runFollowUps(followUps, false);
       const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
       for (const item of batch) item.reject(failure);
-      for (const c of carried) c.item.reject(failure);
       this.followUpIfNeeded();
       return;
     }
-    tx.release();
     // Settled before anyone hears of it: a caller resumed by this commit (the idle probe) must not
     // count these writes as still pending.
     this.inFlightWrites = 0;
-    for (const part of this.parts) part.finish(true);
+    for (const part of this.parts) part.finish?.(true);
     runFollowUps(followUps, true);
     for (const observe of this.committedObservers) observe();
-    for (const c of carried) c.item.resolve(c.value);
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);

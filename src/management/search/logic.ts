@@ -10,7 +10,7 @@ import {
   indexEndpoint, IndexName, IndexType, newIndexId, newIndexTokens, planIndexLimits, Region, unixSeconds,
 } from "../shared/indexes.ts";
 import { IndexMetric } from "../shared/usage.ts";
-import type { SearchIndexRow, SearchStore } from "./store.ts";
+import type { SearchIndexRow, SearchStore } from "./storage.ts";
 
 export const CreateSearchIndex = Type.Object(
   { name: IndexName, region: Region, type: IndexType },

@@ -2,7 +2,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Account, AccountRegistry } from "../../accounts/accounts.ts";
 import { managementAuth } from "../../http/auth.ts";
-import type { IndexRowBase } from "./index-store.ts";
+import type { IndexRowBase } from "./storage.ts";
 import { RenameIndex, type IndexService } from "./index-service.ts";
 import { actionDone } from "./validate.ts";
 import { Type } from "@sinclair/typebox";

@@ -3,7 +3,7 @@ import type { Account } from "../../accounts/accounts.ts";
 import { badRequest, notFound } from "../../core/errors.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
 import type { ManagementDeps } from "./deps.ts";
-import type { IndexRowBase, IndexStorage } from "./index-store.ts";
+import type { IndexRowBase, IndexStorage } from "./storage.ts";
 import { IndexName, newIndexTokens } from "./indexes.ts";
 
 export const RenameIndex = Type.Object({ name: IndexName }, { additionalProperties: false });
@@ -41,8 +41,11 @@ export abstract class IndexService<Row extends IndexRowBase> {
 
   async remove(account: Account, id: string): Promise<void> {
     this.row(account, id);
-    await this.deps.commit.run(() => this.store.delete(account.id, id));
-    this.engine.forget(id);
+    // Its statistics go with it, in the same write.
+    await this.deps.commit.run(() => {
+      this.store.delete(account.id, id);
+      this.engine.forget(id);
+    });
   }
 
   /** The account's index, else 404: another account's index does not exist for this caller. */

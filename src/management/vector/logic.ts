@@ -7,7 +7,7 @@ import { IndexService } from "../shared/index-service.ts";
 import {
   indexEndpoint, IndexName, IndexType, newIndexId, newIndexTokens, planIndexLimits, Region, unixSeconds,
 } from "../shared/indexes.ts";
-import type { VectorIndexRow, VectorStore } from "./store.ts";
+import type { VectorIndexRow, VectorStore } from "./storage.ts";
 
 export const SIMILARITY_FUNCTIONS = ["COSINE", "EUCLIDEAN", "DOT_PRODUCT"] as const;
 export const SimilarityFunction = Type.Union(SIMILARITY_FUNCTIONS.map((s) => Type.Literal(s)));

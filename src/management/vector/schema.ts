@@ -1,4 +1,4 @@
-import type { Migration } from "../../store/db.ts";
+import type { Migration } from "../../store/migration.ts";
 
 export const vectorMigrations: Migration[] = [
   {

@@ -1,0 +1,147 @@
+import { fromRow } from "../../model/message-row.ts";
+import { dueAgainStateSql, type MessageRecord } from "../../model/message.ts";
+import { messageRowOf, partOf } from "./message-rows.ts";
+import type { TickScope } from "./tick.ts";
+import type { QueuedRow, TickSql } from "./tick-sql.ts";
+import { num, numOrNull } from "./values.ts";
+
+/**
+ * Claims up to $4 messages due at $2 in the partitions $3 this node delivers, only while node $1
+ * is registered (one presumed dead takes nothing until it registered again: the leader hands back
+ * what unregistered nodes hold). Each row comes back as it was when due, with the earliest
+ * dispatch time of those partitions that is left (on every row, and alone when nothing was due).
+ */
+const CLAIM_DUE = `
+  WITH c AS (
+    UPDATE messages m SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = $1, attempt = m.attempt + 1
+    FROM (
+      SELECT id, state AS prev_state, dispatch_at AS prev_at FROM messages
+      WHERE dispatch_at <= $2 AND (part IS NULL OR part = ANY($3::int[]))
+        AND EXISTS (SELECT 1 FROM cluster_nodes WHERE node_id = $1)
+      ORDER BY dispatch_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED
+    ) p
+    WHERE m.id = p.id
+    RETURNING m.*, p.prev_state, p.prev_at
+  )
+  SELECT c.*, n.next_due FROM (
+    SELECT min(dispatch_at) AS next_due FROM messages
+    WHERE dispatch_at IS NOT NULL AND (part IS NULL OR part = ANY($3::int[])) AND id NOT IN (SELECT id FROM c)
+  ) n LEFT JOIN c ON true`;
+
+/**
+ * The attempts this node holds, by message: the attempt number its claim recorded in the row (an
+ * outcome is recorded only while the row still carries this node and that number: a row handed
+ * back to the others while this node was presumed dead no longer does), and the flow-control
+ * partition of each (kept by this node until the attempt is over).
+ *
+ * A claim is held from the write that took it; it is forgotten when that write or its tick is
+ * not committed, or once a write ending the attempt (delete, reschedule, hold) is committed.
+ */
+export class NodeAttempts {
+  private readonly numbers = new Map<string, number>();
+  private readonly parts = new Map<string, number>();
+
+  constructor(
+    private readonly scope: TickScope,
+    private readonly node: string,
+    /** The flow-control partitions this node delivers (all of them on a single node). */
+    private readonly owned: () => number[],
+  ) {}
+
+  /** Claims due messages, oldest due first, as they were when due; and the earliest due time left. */
+  claimDue(nowMs: number, limit: number): { due: MessageRecord[]; nextDue: number | null } {
+    const rows = this.scope.tx.query(CLAIM_DUE, [this.node, nowMs, this.owned(), limit]);
+    const nextDue = numOrNull(rows[0]?.next_due);
+    const claimed = rows
+      .filter((row) => row.id !== null)
+      .map((row) => ({
+        // The record as it was when due (the lifecycle's `claimed` event carries that).
+        m: fromRow(messageRowOf({ ...row, state: row.prev_state, dispatch_at: row.prev_at })),
+        attempt: num(row.attempt),
+        seq: num(row.seq),
+      }));
+    // RETURNING follows no order: the claim's own (due time, then insertion) is restored here.
+    claimed.sort((a, b) => a.m.dispatchAt! - b.m.dispatchAt! || a.seq - b.seq);
+    for (const c of claimed) this.hold(c.m.id, c.attempt, partOf(c.m));
+    return { due: claimed.map((c) => c.m), nextDue };
+  }
+
+  /**
+   * Claims a message stored by this tick (its first attempt), unless this node holds it already:
+   * in its queued INSERT (`queued`) while that has not gone out, else by an UPDATE.
+   */
+  claimStored(id: string, queued: QueuedRow | null): void {
+    if (this.numbers.has(id)) return;
+    const claimed = { state: "ACTIVE", dispatch_at: null, claimed_by: this.node, attempt: 1 };
+    if (!queued || !this.scope.tx.patchQueued(queued, claimed)) {
+      this.scope.tx.queue(
+        "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = $1, attempt = 1 WHERE id = $2",
+        [this.node, id],
+      );
+    }
+    this.hold(id, 1, null);
+  }
+
+  /** Those of the messages whose attempt this node holds is still the row's (locked: no hand-back races the outcome). */
+  stillClaimed(ids: readonly string[]): Set<string> {
+    const known = ids.filter((id) => this.numbers.has(id));
+    const held = new Set<string>();
+    if (known.length > 0) {
+      const rows = this.scope.tx.query(
+        `SELECT m.id FROM messages m JOIN unnest($1::text[], $2::int[]) AS c(id, attempt) ON m.id = c.id AND m.attempt = c.attempt
+         WHERE m.claimed_by = $3 ORDER BY m.id FOR UPDATE OF m`,
+        [known, known.map((id) => this.numbers.get(id)!), this.node],
+      );
+      for (const r of rows) held.add(r.id as string);
+    }
+    // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
+    // outcome is not recorded, and its partition is no longer busy here (once this is committed:
+    // an earlier write of the tick may have been what took it away).
+    for (const id of ids) if (!held.has(id)) this.endOnCommit(id);
+    return held;
+  }
+
+  /** The write under way ends the attempt on `id` (if this node holds one): over once it is committed. */
+  endOnCommit(id: string): void {
+    this.scope.afterCommit((committed) => {
+      if (committed) this.forget(id);
+    });
+  }
+
+  /** Partitions with an attempt of this node under way (never given to another node meanwhile). */
+  busyPartitions(): Set<number> {
+    return new Set(this.parts.values());
+  }
+
+  /**
+   * Rows ACTIVE under this node that no attempt of it holds (claimed by a tick whose commit was
+   * reported failed but went through) are due again at `nowMs`, as a dead node's are: each claim
+   * is either attempted and its outcome recorded, or released. True when any was.
+   */
+  releaseForgotten(tx: TickSql, nowMs: number): boolean {
+    const rows = tx.query(
+      `WITH r AS (
+         UPDATE messages SET state = ${dueAgainStateSql()}, dispatch_at = $1, claimed_by = NULL
+         WHERE claimed_by = $2 AND state = 'ACTIVE'
+           AND (id, attempt) NOT IN (SELECT * FROM unnest($3::text[], $4::int[]))
+         RETURNING 1
+       ) SELECT count(*) AS n FROM r`,
+      [nowMs, this.node, [...this.numbers.keys()], [...this.numbers.values()]],
+    );
+    return num(rows[0]?.n) > 0;
+  }
+
+  private hold(id: string, attempt: number, part: number | null): void {
+    this.numbers.set(id, attempt);
+    if (part !== null) this.parts.set(id, part);
+    // Not stored after all: the row is not this node's (if the tick committed anyway, the next one releases it).
+    this.scope.afterCommit((committed) => {
+      if (!committed) this.forget(id);
+    });
+  }
+
+  private forget(id: string): void {
+    this.numbers.delete(id);
+    this.parts.delete(id);
+  }
+}

@@ -1,0 +1,133 @@
+import type { SQL } from "bun";
+import { dueAgainStateSql } from "../../model/message.ts";
+import type { QueueRow, QueueStorage } from "../../queues/storage.ts";
+import type { CachedTable } from "./cached-table.ts";
+import type { TickPart, TickSql } from "./tick.ts";
+import { num } from "./values.ts";
+
+/**
+ * Queue promotions: on PostgreSQL a queued message is always stored waiting (PARKED) and the
+ * queue's head goes once the tick's messages are written, in two statements: the queues are
+ * locked (FOR UPDATE), then — with a snapshot taken after the lock, so another node's promotion
+ * committed meanwhile is counted — the oldest parked messages go while fewer than `parallelism`
+ * have started. Promotions of one queue are thereby serialised across nodes: its parallelism is
+ * never exceeded, whichever node publishes or delivers.
+ */
+export class PgQueuePromotions implements TickPart {
+  private wanted: Array<{ accountId: string; name: string; nowMs: number }> = [];
+
+  constructor(
+    /**
+     * Messages became due at `earliestDue` or later: called in `apply`, inside the tick's
+     * transaction before it commits (the other nodes hear of it with the commit).
+     */
+    private readonly onDue: (earliestDue: number) => void,
+  ) {}
+
+  request(accountId: string, name: string, nowMs: number): void {
+    this.wanted.push({ accountId, name, nowMs });
+  }
+  mark(): number {
+    return this.wanted.length;
+  }
+  rollback(mark: number): void {
+    this.wanted.length = mark;
+  }
+  apply(tx: TickSql): void {
+    const wanted = this.wanted;
+    this.wanted = [];
+    if (wanted.length === 0) return;
+    const unique = [...new Map(wanted.map((w) => [`${w.accountId}\u0000${w.name}`, w])).values()];
+    const accounts = unique.map((w) => w.accountId);
+    const names = unique.map((w) => w.name);
+    const nowMs = Math.max(...wanted.map((w) => w.nowMs));
+    // A statement of its own: the promotion's snapshot is taken once the lock is held.
+    tx.queue(
+      `SELECT 1 FROM queues q JOIN unnest($1::text[], $2::text[]) AS w(account_id, name)
+         ON q.account_id = w.account_id AND q.name = w.name
+       ORDER BY q.account_id, q.name FOR UPDATE OF q`,
+      [accounts, names],
+    );
+    const promoted = tx.query(
+      `WITH q AS (
+        SELECT q.account_id, q.name, q.parallelism FROM queues q
+        JOIN unnest($1::text[], $2::text[]) AS w(account_id, name) ON q.account_id = w.account_id AND q.name = w.name
+        WHERE q.paused = 0
+      ), room AS (
+        SELECT q.account_id, q.name, q.parallelism - (
+          SELECT count(*) FROM messages m
+          WHERE m.account_id = q.account_id AND m.queue_name = q.name AND m.state <> 'PARKED'
+        ) AS room FROM q
+      ), heads AS (
+        SELECT m.id, r.room, row_number() OVER (PARTITION BY m.account_id, m.queue_name ORDER BY m.seq) AS rn
+        FROM messages m JOIN room r ON m.account_id = r.account_id AND m.queue_name = r.name
+        WHERE m.state = 'PARKED' AND r.room > 0
+      ), done AS (
+        UPDATE messages m SET state = ${dueAgainStateSql("m")}, dispatch_at = greatest($3::bigint, m.not_before)
+        FROM heads h WHERE m.id = h.id AND h.rn <= h.room
+        RETURNING m.dispatch_at
+      )
+      SELECT min(dispatch_at) AS due FROM done`,
+      [accounts, names, nowMs],
+    );
+    const due = promoted[0]?.due;
+    if (due !== null && due !== undefined) this.onDue(num(due));
+  }
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** Queues, kept in memory on every node; their messages' promotions go after the tick's writes (above). */
+export class PgQueueStore implements QueueStorage {
+  constructor(
+    private readonly sql: SQL,
+    readonly table: CachedTable<QueueRow & Record<string, unknown>>,
+    private readonly promotions: PgQueuePromotions,
+  ) {}
+  private key(accountId: string, name: string) {
+    return `${accountId}\u0000${name}`;
+  }
+  get(accountId: string, name: string): QueueRow | undefined {
+    return this.table.get(this.key(accountId, name));
+  }
+  list(accountId: string): QueueRow[] {
+    return this.table.where((q) => q.account_id === accountId).sort(byName);
+  }
+  count(accountId: string): number {
+    return this.table.where((q) => q.account_id === accountId).length;
+  }
+  insert(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
+    this.table.put({
+      account_id: accountId,
+      name,
+      created_at: nowMs,
+      updated_at: nowMs,
+      parallelism,
+      paused: paused ? 1 : 0,
+    });
+  }
+  update(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
+    const q = this.get(accountId, name);
+    if (q) this.table.put({ ...q, parallelism, paused: paused ? 1 : 0, updated_at: nowMs });
+  }
+  delete(accountId: string, name: string): boolean {
+    return this.table.remove(this.key(accountId, name));
+  }
+  deleteAccount(accountId: string): void {
+    for (const q of this.list(accountId)) this.table.remove(this.key(accountId, q.name));
+  }
+  /** Always waits: the promotion after the tick's writes lets it go if there is room. */
+  mustWait(accountId: string, name: string, _parallelism: number, nowMs: number): boolean {
+    this.promotions.request(accountId, name, nowMs);
+    return true;
+  }
+  promote(accountId: string, name: string, _parallelism: number, nowMs: number): number {
+    this.promotions.request(accountId, name, nowMs);
+    return 1;
+  }
+  async lag(accountId: string, name: string): Promise<number> {
+    const [row] = await this.sql`
+      SELECT count(*) AS n FROM messages WHERE account_id = ${accountId} AND queue_name = ${name}`;
+    return num(row.n);
+  }
+}

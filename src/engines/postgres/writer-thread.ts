@@ -1,0 +1,92 @@
+/**
+ * The PostgreSQL writer thread: holds the connection of the transaction a tick of writes runs in.
+ * The main thread hands it batches of statements, synchronously (it waits on a shared flag while
+ * this thread runs them: a write inside the tick reads its rows as plain SQL) or not (the commit).
+ * The statements of a batch are sent at once, pipelined on the one connection.
+ */
+import { SQL } from "bun";
+import type { WriterReply, WriterRequest } from "./writer-protocol.ts";
+
+declare const self: Worker;
+
+let sql: SQL | null = null;
+let port: MessagePort | null = null;
+let flag: Int32Array | null = null;
+let conn: Awaited<ReturnType<SQL["reserve"]>> | null = null;
+
+function reply(message: WriterReply, sync: boolean): void {
+  port!.postMessage(message);
+  if (sync) {
+    Atomics.store(flag!, 0, 1);
+    Atomics.notify(flag!, 0);
+  }
+}
+
+/** Rows as plain objects (the driver's result array carries extra properties that need not cross threads). */
+function plain(rows: unknown): Record<string, unknown>[] {
+  return Array.isArray(rows) ? Array.from(rows as Record<string, unknown>[]) : [];
+}
+
+async function handle(request: WriterRequest): Promise<void> {
+  try {
+    if (!conn && request.statements.length > 0) conn = await sql!.reserve();
+    let rows: Record<string, unknown>[] = [];
+    if (request.statements.length > 0) {
+      const c = conn!;
+      // Pipelined: every statement goes out before the first answer is read.
+      const pending = request.statements.map((s) => c.unsafe(s.text, s.params as unknown[]));
+      const settled = await Promise.allSettled(pending);
+      const failedAt = settled.findIndex((s) => s.status === "rejected");
+      if (failedAt >= 0) {
+        const reason = (settled[failedAt] as PromiseRejectedResult).reason as { message?: string; errno?: string; code?: string };
+        // The first failure is the cause; the statements after it fail only because the transaction is aborted.
+        reply({ id: request.id, ok: false, failedAt, message: reason?.message ?? String(reason), code: reason?.errno ?? reason?.code }, request.sync);
+        return;
+      }
+      const last = settled[settled.length - 1] as PromiseFulfilledResult<unknown>;
+      rows = plain(last.value);
+    }
+    if (request.end && conn) {
+      const c = conn;
+      conn = null;
+      try {
+        await c.unsafe(request.end === "commit" ? "COMMIT" : "ROLLBACK");
+      } finally {
+        c.release();
+      }
+    }
+    reply({ id: request.id, ok: true, rows }, request.sync);
+  } catch (error) {
+    const e = error as { message?: string; errno?: string; code?: string };
+    if (request.end && conn) {
+      conn.release();
+      conn = null;
+    }
+    reply({ id: request.id, ok: false, failedAt: -1, message: e?.message ?? String(error), code: e?.errno ?? e?.code }, request.sync);
+  }
+}
+
+self.onmessage = async (event: MessageEvent) => {
+  const init = event.data as { url: string; port: MessagePort; flag: SharedArrayBuffer; lockTimeoutMs: number };
+  port = init.port;
+  flag = new Int32Array(init.flag);
+  sql = new SQL(init.url, {
+    max: 1,
+    connectionTimeout: 10,
+    idleTimeout: 0,
+    // A write waiting for a row lock blocks the main thread: it waits a bounded time, then its tick fails.
+    connection: { lock_timeout: `${init.lockTimeoutMs}ms` },
+  });
+  // One request at a time, in order: the main thread never sends the next before this one's answer.
+  let chain = Promise.resolve();
+  port.onmessage = (e: MessageEvent) => {
+    const request = e.data as WriterRequest;
+    chain = chain.then(() => handle(request));
+  };
+  try {
+    await sql`SELECT 1`;
+    self.postMessage({ ready: true });
+  } catch (error) {
+    self.postMessage({ ready: false, message: (error as Error)?.message ?? String(error) });
+  }
+};

@@ -1,0 +1,91 @@
+import type { Database } from "bun:sqlite";
+import { DLQ_FILTER_COLUMNS, dlqRowOf, toEntry, type DlqRow, type DlqStorage } from "../../dlq/storage.ts";
+import type { DlqEntry } from "../../dlq/model.ts";
+import type { Filter } from "../../filters/filter.ts";
+import { applyFilter } from "../../filters/sql.ts";
+import type { FailureCallbackState } from "../../model/message.ts";
+import { Where } from "../../store/where.ts";
+
+/** The DLQ on SQLite. */
+export class SqliteDlqStore implements DlqStorage {
+  private readonly insertStmt;
+  private readonly getStmt;
+  private readonly deleteStmt;
+  private readonly countStmt;
+  private readonly existsStmt;
+  private readonly failureStateStmt;
+
+  constructor(private readonly db: Database) {
+    this.insertStmt = db.prepare(
+      `INSERT INTO dlq (dlq_id, account_id, message_id, failed_at, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, response_status, message, body, response_headers, response_body, error, workflow_run_id, workflow_created_at, failure_function_state)
+       VALUES ($dlq_id, $account_id, $message_id, $failed_at, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $response_status, $message, $body, $response_headers, $response_body, $error, $workflow_run_id, $workflow_created_at, $failure_function_state)`,
+    );
+    this.failureStateStmt = db.prepare("UPDATE dlq SET failure_function_state = ? WHERE dlq_id = ? AND account_id = ?");
+    this.getStmt = db.prepare<DlqRow, [string, string]>("SELECT * FROM dlq WHERE dlq_id = ? AND account_id = ?");
+    this.deleteStmt = db.prepare("DELETE FROM dlq WHERE dlq_id = ? AND account_id = ?");
+    this.existsStmt = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM dlq WHERE dlq_id = ?");
+    this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM dlq WHERE account_id = ?");
+  }
+
+  insert(entry: Omit<DlqEntry, "seq">): void {
+    this.insertStmt.run(dlqRowOf(entry));
+  }
+
+  get(accountId: string, dlqId: string): DlqEntry | undefined {
+    const row = this.getStmt.get(dlqId, accountId);
+    return row ? toEntry(row) : undefined;
+  }
+
+  read(accountId: string, dlqId: string): DlqEntry | undefined {
+    return this.get(accountId, dlqId);
+  }
+
+  delete(accountId: string, dlqId: string): boolean {
+    return this.deleteStmt.run(dlqId, accountId).changes > 0;
+  }
+
+  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void {
+    this.failureStateStmt.run(state, dlqId, accountId);
+  }
+
+  exists(dlqId: string): boolean {
+    return this.existsStmt.get(dlqId) !== null;
+  }
+
+  count(accountId: string): number {
+    return this.countStmt.get(accountId)?.n ?? 0;
+  }
+
+  /** Newest first; `beforeSeq` is the cursor of the previous page. Rows are read as they are taken. */
+  *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<DlqEntry> {
+    const { sql, params } = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined).select("dlq", "seq DESC", limit);
+    for (const row of this.db.query<DlqRow, Record<string, string | number>>(sql).iterate(params)) yield toEntry(row);
+  }
+
+  /** Oldest first, after `afterSeq`: the order bulk operations act in. */
+  oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
+    return this.select(this.where(accountId, f).add("seq", ">", afterSeq ?? undefined), "seq", limit);
+  }
+
+  readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
+    return this.oldest(accountId, f, afterSeq, limit);
+  }
+
+  private where(accountId: string, f: Filter): Where {
+    return applyFilter(new Where("account_id", accountId), f, DLQ_FILTER_COLUMNS);
+  }
+
+  private select(where: Where, order: string, limit: number): DlqEntry[] {
+    const { sql, params } = where.select("dlq", order, limit);
+    return this.db.query<DlqRow, Record<string, string | number>>(sql).all(params).map(toEntry);
+  }
+
+  /** Drops entries that failed before `beforeMs` (plan retention), for one account. */
+  prune(accountId: string, beforeMs: number): number {
+    return this.db.query("DELETE FROM dlq WHERE account_id = ? AND failed_at < ?").run(accountId, beforeMs).changes;
+  }
+
+  deleteAccount(accountId: string): void {
+    this.db.query("DELETE FROM dlq WHERE account_id = ?").run(accountId);
+  }
+}

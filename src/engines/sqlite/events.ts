@@ -1,0 +1,91 @@
+import type { Database } from "bun:sqlite";
+import type { Filter } from "../../filters/filter.ts";
+import { applyFilter } from "../../filters/sql.ts";
+import type { EventRecord } from "../../logs/model.ts";
+import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/storage.ts";
+import { Where } from "../../store/where.ts";
+import type { SharedBodies } from "./bodies.ts";
+
+/** The event log on SQLite; a CREATED entry shares its message's stored body. */
+export class SqliteEventStore implements EventStorage {
+  private readonly insertStmt;
+
+  constructor(
+    private readonly db: Database,
+    /** A CREATED entry refers to its message's body stored once instead of copying it. */
+    private readonly bodies: SharedBodies,
+  ) {
+    this.insertStmt = db.prepare(
+      `INSERT INTO events (account_id, time, message_id, state, url, topic_name, queue_name, schedule_id, label, flow_key, caller_ip, data, body, response_body, shared_body)
+       VALUES ($account_id, $time, $message_id, $state, $url, $topic_name, $queue_name, $schedule_id, $label, $flow_key, $caller_ip, $data, $body, $response_body, $shared_body)`,
+    );
+  }
+
+  append(e: EventRecord): void {
+    const shared = e.state === "CREATED" && e.body ? this.bodies.sharedBy(e.messageId, e.body) : null;
+    const row = Object.assign(eventRowOf(e), { shared_body: shared });
+    if (shared !== null) row.body = null;
+    this.insertStmt.run(row);
+  }
+
+  /** Newest first; `beforeSeq` is the cursor of the previous page. */
+  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
+    return [...this.newest(accountId, f, beforeSeq, limit)];
+  }
+
+  /** As `list`, but rows are read as they are taken (a page stops at its byte budget). */
+  *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<EventRecord & { seq: number }> {
+    const { sql, params } = applyFilter(new Where("account_id", accountId), f, EVENT_FILTER_COLUMNS)
+      .add("seq", "<", beforeSeq ?? undefined)
+      .select("events", "seq DESC", limit);
+    for (const r of this.db.query<EventRow, Record<string, string | number>>(sql).iterate(params)) {
+      if (r.shared_body != null) r.body = this.bodies.read(r.shared_body);
+      yield eventOf(r);
+    }
+  }
+
+  /**
+   * Drops entries older than `beforeMs` for one account, a bounded batch at a time, oldest first.
+   * Entries are appended in time order, so when the oldest one is recent enough there is nothing
+   * to do: the check reads one index entry instead of walking a large log for nothing.
+   */
+  prune(accountId: string, beforeMs: number, batch = 5000): number {
+    const oldest = this.db
+      .query<{ time: number }, [string]>("SELECT time FROM events WHERE account_id = ? ORDER BY seq LIMIT 1")
+      .get(accountId);
+    if (!oldest || oldest.time >= beforeMs) return 0;
+    const last = this.db
+      .query<{ seq: number }, [string, number, number]>(
+        "SELECT MAX(seq) AS seq FROM (SELECT seq FROM events WHERE account_id = ? AND time < ? ORDER BY seq LIMIT ?)",
+      )
+      .get(accountId, beforeMs, batch)?.seq;
+    if (last == null) return 0;
+    const batchOf = "account_id = $account AND time < $before AND seq <= $last";
+    return this.db.transaction(() => {
+      this.releaseBodies(batchOf, { account: accountId, before: beforeMs, last });
+      return this.db.query(`DELETE FROM events WHERE ${batchOf}`).run({ account: accountId, before: beforeMs, last }).changes;
+    })();
+  }
+
+  deleteAccount(accountId: string): void {
+    this.releaseBodies("account_id = $account", { account: accountId });
+    this.db.query("DELETE FROM events WHERE account_id = ?").run(accountId);
+  }
+
+  /**
+   * Before the entries matching `where` go: the bodies they hold (bodies.ts) are dropped when
+   * their message is gone too; a message still waiting becomes its body's last holder.
+   */
+  private releaseBodies(where: string, params: Record<string, string | number>): void {
+    this.db
+      .query(`UPDATE messages SET body_alone = 1 WHERE id IN (SELECT message_id FROM events WHERE ${where} AND shared_body IS NOT NULL)`)
+      .run(params);
+    this.db
+      .query(
+        `DELETE FROM message_bodies WHERE body_id IN (
+           SELECT e.shared_body FROM events e WHERE ${where} AND e.shared_body IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = e.message_id))`,
+      )
+      .run(params);
+  }
+}

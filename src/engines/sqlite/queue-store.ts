@@ -1,0 +1,101 @@
+import type { Database } from "bun:sqlite";
+import { dueAgainState } from "../../model/message.ts";
+import type { QueueRow, QueueStorage } from "../../queues/storage.ts";
+
+interface ParkedRow {
+  id: string;
+  retried: number;
+  not_before: number;
+}
+
+/** Queues, and the queries over the `messages` table that make a queue a FIFO. */
+export class SqliteQueueStore implements QueueStorage {
+  private readonly getStmt;
+  private readonly listStmt;
+  private readonly countStmt;
+  private readonly insertStmt;
+  private readonly updateStmt;
+  private readonly deleteStmt;
+  private readonly deleteAccountStmt;
+  private readonly activeStmt;
+  private readonly hasParkedStmt;
+  private readonly lagStmt;
+  private readonly nextParkedStmt;
+  private readonly promoteStmt;
+
+  constructor(db: Database) {
+    this.getStmt = db.prepare<QueueRow, [string, string]>("SELECT * FROM queues WHERE account_id = ? AND name = ?");
+    this.listStmt = db.prepare<QueueRow, [string]>("SELECT * FROM queues WHERE account_id = ? ORDER BY name");
+    this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM queues WHERE account_id = ?");
+    this.insertStmt = db.prepare(
+      "INSERT INTO queues (account_id, name, created_at, updated_at, parallelism, paused) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.updateStmt = db.prepare(
+      "UPDATE queues SET parallelism = ?, paused = ?, updated_at = ? WHERE account_id = ? AND name = ?",
+    );
+    this.deleteStmt = db.prepare("DELETE FROM queues WHERE account_id = ? AND name = ?");
+    this.deleteAccountStmt = db.prepare("DELETE FROM queues WHERE account_id = ?");
+    // Started and not finished: waiting for an attempt, in flight, retrying or held by flow control.
+    this.activeStmt = db.prepare<{ n: number }, [string, string]>(
+      "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND queue_name = ? AND state != 'PARKED'",
+    );
+    this.hasParkedStmt = db.prepare<{ found: number }, [string, string]>(
+      "SELECT EXISTS (SELECT 1 FROM messages WHERE account_id = ? AND queue_name = ? AND state = 'PARKED') AS found",
+    );
+    this.lagStmt = db.prepare<{ n: number }, [string, string]>(
+      "SELECT COUNT(*) AS n FROM messages WHERE account_id = ? AND queue_name = ?",
+    );
+    this.nextParkedStmt = db.prepare<ParkedRow, [string, string, number]>(
+      `SELECT id, retried, not_before FROM messages
+       WHERE account_id = ? AND queue_name = ? AND state = 'PARKED' ORDER BY rowid LIMIT ?`,
+    );
+    this.promoteStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
+  }
+
+  get(accountId: string, name: string): QueueRow | undefined {
+    return this.getStmt.get(accountId, name) ?? undefined;
+  }
+  list(accountId: string): QueueRow[] {
+    return this.listStmt.all(accountId);
+  }
+  count(accountId: string): number {
+    return this.countStmt.get(accountId)?.n ?? 0;
+  }
+  insert(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
+    this.insertStmt.run(accountId, name, nowMs, nowMs, parallelism, paused ? 1 : 0);
+  }
+  update(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
+    this.updateStmt.run(parallelism, paused ? 1 : 0, nowMs, accountId, name);
+  }
+  delete(accountId: string, name: string): boolean {
+    return this.deleteStmt.run(accountId, name).changes > 0;
+  }
+  deleteAccount(accountId: string): void {
+    this.deleteAccountStmt.run(accountId);
+  }
+  mustWait(accountId: string, name: string, parallelism: number): boolean {
+    return this.hasParked(accountId, name) || this.activeCount(accountId, name) >= parallelism;
+  }
+  promote(accountId: string, name: string, parallelism: number, nowMs: number): number {
+    const room = parallelism - this.activeCount(accountId, name);
+    if (room <= 0) return 0;
+    const next = this.nextParked(accountId, name, room);
+    // A delayed message still waits for its own time once it is at the head.
+    for (const p of next) this.promoteStmt.run(dueAgainState(p.retried), Math.max(nowMs, p.not_before), p.id);
+    return next.length;
+  }
+  activeCount(accountId: string, name: string): number {
+    return this.activeStmt.get(accountId, name)?.n ?? 0;
+  }
+  hasParked(accountId: string, name: string): boolean {
+    return (this.hasParkedStmt.get(accountId, name)?.found ?? 0) === 1;
+  }
+  /** Messages of the queue not yet delivered, failed or cancelled. */
+  lag(accountId: string, name: string): number {
+    return this.lagStmt.get(accountId, name)?.n ?? 0;
+  }
+  /** The queue's head: its oldest parked messages, in publish order. */
+  nextParked(accountId: string, name: string, limit: number): ParkedRow[] {
+    return this.nextParkedStmt.all(accountId, name, limit);
+  }
+}

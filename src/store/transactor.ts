@@ -1,0 +1,31 @@
+/**
+ * How domains write: every write requested in the same tick commits in one transaction, each as
+ * if in a savepoint of its own (one failing write does not undo the others); callers' promises
+ * resolve only after the commit, so a 200 always follows a durable write. Writes are synchronous
+ * functions: the engine runs them one after the other inside its transaction.
+ */
+export interface Transactor {
+  run<T>(write: () => T): Promise<T>;
+  /** Inside a write: `fn(true)` right after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
+  afterCommit(fn: (committed: boolean) => void): void;
+  /** A savepoint of the write under way (a transaction of its own outside one); rolled back when `fn` throws. */
+  nested<T>(fn: () => T): T;
+  /** Writes queued or being committed (time control waits for them between timer steps). */
+  readonly pendingWrites: number;
+  /** Commits what is queued now (also at shutdown); resolves once it is stored. */
+  flush(): void | Promise<void>;
+}
+
+/** Runs follow-ups of a commit (or of its rollback); one that throws does not hold back the others. */
+export function runFollowUps(list: Array<(committed: boolean) => void>, committed: boolean): void {
+  for (const fn of list) {
+    try {
+      fn(committed);
+    } catch (error) {
+      // A bug in a follow-up must not keep the callers of the batch waiting: it surfaces later.
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+}
