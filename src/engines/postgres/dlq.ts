@@ -7,7 +7,7 @@ import { applyFilter } from "../../filters/sql.ts";
 import { Where } from "../../store/where.ts";
 import type { PgRow } from "./tick-sql.ts";
 import type { TickScope } from "./tick.ts";
-import { bytes, bytesOrNull, num, numOrNull, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
+import { bytes, bytesOrNull, num, numOrNull, positional, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 const DLQ_COLUMNS: RowCodec<DlqRow> = {
   seq: num,
@@ -99,22 +99,4 @@ export class PgDlqStore implements DlqStorage {
   private where(accountId: string, f: Filter): Where {
     return applyFilter(new Where("account_id", accountId), f, DLQ_FILTER_COLUMNS);
   }
-}
-
-/**
- * SQL of the shared query builder (named `$p0` parameters, SQLite's scalar `min`) as the tick's
- * transaction takes it, as `runShared` does for the pool.
- */
-function positional(text: string, named: Record<string, string | number>): { text: string; params: unknown[] } {
-  const params: unknown[] = [];
-  const positions = new Map<string, number>();
-  const translated = text
-    .replace(/\$(p\d+)\b/g, (_, name: string) => {
-      let at = positions.get(name);
-      if (at === undefined) at = params.push(named[name]!);
-      positions.set(name, at);
-      return `$${at}`;
-    })
-    .replace(/\bmin\(/g, "least(");
-  return { text: translated, params };
 }

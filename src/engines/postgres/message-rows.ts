@@ -3,7 +3,7 @@ import { toRow, type MessageRow } from "../../model/message-row.ts";
 import type { MessageRecord } from "../../model/message.ts";
 import { PARTITIONS } from "./schema.ts";
 import type { PgRow, TickSql } from "./tick-sql.ts";
-import { bytes, num, numOrNull, partitionOf } from "./values.ts";
+import { bytes, num, numOrNull, partitionOf, positional } from "./values.ts";
 
 /** A message row as PostgreSQL returns it (BIGINT as text, BYTEA as a Buffer) → the shared row form. */
 export function messageRowOf(r: PgRow): MessageRow {
@@ -49,24 +49,8 @@ export function censusOf(r: PgRow): MessageCensus {
   return { due, delayed, inFlight: active, waiting: total - due - delayed - active };
 }
 
-/**
- * Runs SQL built by the shared query builder (`store/where.ts`, filters) in the tick's
- * transaction, as `runShared` (values.ts) does on the pool: named `$p0` parameters become
- * positional, and SQLite's scalar `min(a, b, ...)` becomes `least`.
- */
-export function querySharedNow(tx: TickSql, text: string, params: Record<string, string | number>): PgRow[] {
-  const order: Array<string | number> = [];
-  const positions = new Map<string, number>();
-  const translated = text
-    .replace(/\$(p\d+)\b/g, (_, name: string) => {
-      let at = positions.get(name);
-      if (at === undefined) {
-        order.push(params[name]!);
-        at = order.length;
-        positions.set(name, at);
-      }
-      return `$${at}`;
-    })
-    .replace(/\bmin\(/g, "least(");
-  return tx.query(translated, order);
+/** Runs SQL of the shared query builder in the tick's transaction (see `positional`). */
+export function querySharedNow(tx: TickSql, text: string, named: Record<string, string | number>): PgRow[] {
+  const q = positional(text, named);
+  return tx.query(q.text, q.params);
 }

@@ -27,26 +27,31 @@ export function rowOf<R extends object>(raw: Record<string, unknown>, codec: Row
 }
 
 /**
- * Runs SQL built by the shared query builder (`store/where.ts`, filters), written for SQLite:
- * named `$p0` parameters become positional, and the one scalar SQLite function the filters use
- * that PostgreSQL lacks under that name (`min(a, b, ...)`) becomes `least` (`instr` is a function
- * the engine's migrations define).
+ * SQL built by the shared query builder (`store/where.ts`, filters), written for SQLite, as
+ * PostgreSQL takes it: named `$p0` parameters become positional, and the one scalar SQLite
+ * function the filters use that PostgreSQL lacks under that name (`min(a, b, ...)`) becomes
+ * `least` (`instr` is a function the engine's migrations define).
  */
-export function runShared<T>(sql: SQL, text: string, params: Record<string, string | number>): Promise<T[]> {
-  const order: Array<string | number> = [];
+export function positional(text: string, named: Record<string, string | number>): { text: string; params: Array<string | number> } {
+  const params: Array<string | number> = [];
   const positions = new Map<string, number>();
   const translated = text
     .replace(/\$(p\d+)\b/g, (_, name: string) => {
       let at = positions.get(name);
       if (at === undefined) {
-        order.push(params[name]!);
-        at = order.length;
+        at = params.push(named[name]!);
         positions.set(name, at);
       }
       return `$${at}`;
     })
     .replace(/\bmin\(/g, "least(");
-  return sql.unsafe(text === translated ? text : translated, order) as Promise<T[]>;
+  return { text: translated, params };
+}
+
+/** Runs SQL of the shared query builder on the pool (see `positional`). */
+export function runShared<T>(sql: SQL, text: string, named: Record<string, string | number>): Promise<T[]> {
+  const q = positional(text, named);
+  return sql.unsafe(q.text, q.params) as Promise<T[]>;
 }
 
 /** FNV-1a: the flow-control partition of an account's key (the same on every node). */
