@@ -98,9 +98,12 @@ export function flowControl({ ctx, wake, engine, domains }: Parts): DomainModule
   const { flow } = domains;
   // A key paused, resumed or pinned through another node: this node's workers (the key's owner's) follow.
   const followKeys = () => {
-    for (const { lane, steering, resetWindow } of flowSettings.reload())
-      pool.broadcast({ type: "flow-steer", key: lane, steering, resetWindow });
+    const changes = flowSettings.reload();
+    for (const { lane, steering, resetWindow } of changes) pool.broadcast({ type: "flow-steer", key: lane, steering, resetWindow });
     wake.ring();
+    flow.followRemoteChanges(changes).catch((error) =>
+      ctx.log.warn("releasing held messages of a key changed on another node failed", { error: String(error) }),
+    );
   };
   return {
     routes: { messaging: [flowControlRoutes(ctx, flow)] },

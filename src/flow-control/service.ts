@@ -8,6 +8,7 @@ import { globalSlotsInUse } from "./global-slots.ts";
 import type { FlowKeyStorage, FlowStorage, KeySettings } from "./storage.ts";
 import { laneKey, lanePrefix } from "./lane-key.ts";
 import type { FlowLanes } from "./lanes.ts";
+import type { KeyChange } from "./steering.ts";
 import type { FlowKeySettings } from "./steering.ts";
 import type { FlowWorkerMessage } from "./worker-messages.ts";
 
@@ -121,6 +122,20 @@ export class FlowControlService {
         periodMs: rate ? undefined : s.pins.periodMs,
       },
     }));
+  }
+
+  /**
+   * Another process changed these keys' settings (this one reloaded them): held messages of a key
+   * that may go now are released here too. A message this process claimed before it heard of a
+   * resume was held again under the old settings, and only this process can let it go.
+   */
+  async followRemoteChanges(changes: readonly KeyChange[]): Promise<void> {
+    const { commit, clock, store, lanes } = this.deps;
+    for (const { accountId, key, steering } of changes) {
+      if (steering.paused) continue;
+      const carried = await store.latestLimits(accountId, key);
+      if (carried) await commit.run(() => lanes.refill(accountId, key, carried, clock.now()));
+    }
   }
 
   /** The rate count goes to 0 and a new period starts now. */

@@ -5,6 +5,16 @@ import type { FlowControl, MessageRecord } from "../model/message.ts";
 import type { FlowKeyStorage, KeySettings } from "./storage.ts";
 import { laneKey } from "./lane-key.ts";
 
+/** A key whose settings another process changed (see FlowKeySettings.reload). */
+export interface KeyChange {
+  accountId: string;
+  key: string;
+  lane: string;
+  steering: FlowSteering;
+  /** A new rate window began. */
+  resetWindow: boolean;
+}
+
 /** A start counts a little past its period in the workers (see FlowGate.window): keep it as long. */
 const WINDOW_GUARD_MS = 50;
 
@@ -61,19 +71,22 @@ export class FlowKeySettings {
    * Another process sharing the storage changed keys' settings: takes the stored ones and answers
    * the lanes whose settings changed (their workers must be told), and whether a new rate window began.
    */
-  reload(): Array<{ lane: string; steering: FlowSteering; resetWindow: boolean }> {
-    const changed: Array<{ lane: string; steering: FlowSteering; resetWindow: boolean }> = [];
-    const stored = new Map(this.store.all().map(({ accountId, key, settings }) => [laneKey(accountId, key), settings]));
-    for (const [lane, settings] of stored) {
+  reload(): KeyChange[] {
+    const changed: KeyChange[] = [];
+    const stored = new Map(this.store.all().map((row) => [laneKey(row.accountId, row.key), row]));
+    for (const [lane, { accountId, key, settings }] of stored) {
       const before = this.byLane.get(lane);
       if (JSON.stringify(before) === JSON.stringify(settings)) continue;
       this.byLane.set(lane, settings);
-      changed.push({ lane, steering: { paused: settings.paused, pins: settings.pins }, resetWindow: settings.windowStart !== before?.windowStart });
+      const resetWindow = settings.windowStart !== before?.windowStart;
+      changed.push({ accountId, key, lane, steering: { paused: settings.paused, pins: settings.pins }, resetWindow });
     }
     for (const lane of [...this.byLane.keys()]) {
       if (stored.has(lane)) continue;
       this.byLane.delete(lane);
-      changed.push({ lane, steering: { paused: false, pins: {} }, resetWindow: false });
+      // Keys hold no "/" (the flow service checks them): the account id is what comes before the last one.
+      const at = lane.lastIndexOf("/");
+      changed.push({ accountId: lane.slice(0, at), key: lane.slice(at + 1), lane, steering: { paused: false, pins: {} }, resetWindow: false });
     }
     return changed;
   }
