@@ -219,7 +219,7 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const now = this.clock.now();
-    this.deps.commit.run(() => this.claimDue(now)).then(
+    this.deps.commit.run(() => this.claimDue(now), true).then(
       (claimed) => {
         this.pumpScheduled = false;
         this.passClaims = [];

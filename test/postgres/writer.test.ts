@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { PostgresTicks, TickScope } from "../../src/engines/postgres/tick.ts";
 import { TickTransaction } from "../../src/engines/postgres/tick-sql.ts";
 import { Writer, WriterError } from "../../src/engines/postgres/writer.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
@@ -44,6 +45,27 @@ test("a write reads what the tick wrote before it; an undone write leaves nothin
   expect(row.id).toBe(1);
   expect(new Uint8Array(row.b)).toEqual(new Uint8Array([1, 2, 255]));
   expect(Number(row.n)).toBe(2 ** 40);
+});
+
+test("early writes run first in their tick, in the order requested, before the inserts queued by the others", async () => {
+  const scope = new TickScope();
+  const ticks = new PostgresTicks(writer, scope, [], () => {});
+  const order: string[] = [];
+  const plain = ticks.run(() => {
+    order.push("plain");
+    scope.tx.insert("t", { id: 10, v: "p", b: null, n: 0 });
+  });
+  const seen = ticks.run(() => {
+    order.push("early 1");
+    return scope.tx.query("SELECT count(*)::int AS n FROM t WHERE id = 10")[0]!.n;
+  }, true);
+  const second = ticks.run(() => void order.push("early 2"), true);
+  expect(await seen).toBe(0);
+  await Promise.all([plain, second]);
+  expect(order).toEqual(["early 1", "early 2", "plain"]);
+  // One tick: the plain write's row committed with the early ones.
+  expect(await sql`SELECT id FROM t WHERE id = 10`).toHaveLength(1);
+  ticks.close();
 });
 
 test("a row held by another transaction makes the write fail after the lock timeout, and the tick is lost", async () => {

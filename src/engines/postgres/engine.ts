@@ -147,7 +147,11 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     log: o.log,
     now: o.now,
     busyPartitions: () => messages.busyPartitions(),
-    onDue: wake,
+    // Partitions taken over, messages handed back, the heartbeat's fallback poll: a claim looks.
+    onDue: (atMs) => {
+      messages.noteDue(atMs ?? o.now());
+      wake(atMs);
+    },
     maintenanceMs: 60_000,
     beforeLeave: () => ticks.flush(),
     afterBeat: () => notifications.check(),

@@ -28,8 +28,15 @@ export class PgMessageStore implements MessageStorage, TickPart {
    * The message the tick stored last, with the tick's earliest dispatch time before it and the
    * earliest one written since: claimed at once (publish), its time is not told to the others.
    */
-  private lastStored: { id: string; row: QueuedRow; before: number | null; since: number | null } | null = null;
+  private lastStored: { id: string; row: QueuedRow; before: number | null; next: number | null; since: number | null } | null =
+    null;
   private nextDue: number | null = null;
+  /**
+   * `nextDue` is a lower bound of every due time in this node's partitions: the last claim read
+   * it, and every write or wake-up that makes a message due since noted it. Until then (and after
+   * a failed tick) it is unknown, and a claim pass asks PostgreSQL.
+   */
+  private nextDueKnown = false;
   /**
    * A tick failed: whether it committed is unknown when the connection broke during COMMIT, so
    * rows it claimed may be ACTIVE under this node with no attempt behind them. The next tick
@@ -63,8 +70,9 @@ export class PgMessageStore implements MessageStorage, TickPart {
     const row = this.scope.tx.insert("messages", insertRowOf(m));
     this.locked.add(m.id);
     const before = this.tickDue;
+    const next = this.nextDue;
     this.noteWritten(m.dispatchAt);
-    this.lastStored = { id: m.id, row, before, since: null };
+    this.lastStored = { id: m.id, row, before, next, since: null };
   }
 
   /** Claims a message this tick stored (one `due` handed out is claimed already). */
@@ -72,8 +80,10 @@ export class PgMessageStore implements MessageStorage, TickPart {
     const stored = this.lastStored?.id === id ? this.lastStored : null;
     this.attempts.claimStored(id, stored?.row ?? null);
     if (!stored) return;
-    const { before, since } = stored;
+    // Claimed in its own INSERT: due nowhere (nor here: the claim pass need not look for it).
+    const { before, next, since } = stored;
     this.tickDue = before === null ? since : since === null ? before : Math.min(before, since);
+    this.nextDue = next === null ? since : since === null ? next : Math.min(next, since);
     this.lastStored = null;
   }
 
@@ -134,9 +144,12 @@ export class PgMessageStore implements MessageStorage, TickPart {
 
   /** Claims the due messages of this node's partitions, skipping rows another transaction holds. */
   due(nowMs: number, limit: number): MessageRecord[] {
+    // Nothing can be due yet: no claim to wait for (most passes, while messages are claimed in their INSERT).
+    if (this.nextDueKnown && (this.nextDue === null || this.nextDue > nowMs)) return [];
     const { due, nextDue } = this.attempts.claimDue(nowMs, limit);
     for (const m of due) this.locked.add(m.id);
     this.nextDue = nextDue;
+    this.nextDueKnown = true;
     return due;
   }
 
@@ -234,6 +247,8 @@ export class PgMessageStore implements MessageStorage, TickPart {
   rollback(mark: number): void {
     this.tickDue = mark < 0 ? null : mark;
     this.lastStored = null;
+    // An undone claim's rows are due again, earlier than the claim read.
+    this.nextDueKnown = false;
     this.locked.clear();
   }
 
@@ -247,6 +262,7 @@ export class PgMessageStore implements MessageStorage, TickPart {
     // Claims of a tick that was rolled back are forgotten (NodeAttempts); if it committed after all
     // (the connection broke during COMMIT), the next tick releases them.
     this.reconcile = "needed";
+    this.nextDueKnown = false;
     this.releasedAt = null;
   }
 

@@ -71,6 +71,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  */
 export class PostgresTicks implements Transactor {
   private pending: PendingWrite[] = [];
+  /** How many of `pending` are early writes (at its start). */
+  private early = 0;
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
   private inFlightWrites = 0;
@@ -99,9 +101,13 @@ export class PostgresTicks implements Transactor {
     this.committedObservers.push(fn);
   }
 
-  run<T>(write: () => T): Promise<T> {
+  run<T>(write: () => T, early = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
+      const item = { write, resolve: resolve as (v: unknown) => void, reject };
+      // Early writes (claims, outcomes: a read each) go before the others: their reads are then
+      // sent with no inserts ahead of them, which go out with the commit, without blocking.
+      if (early) this.pending.splice(this.early++, 0, item);
+      else this.pending.push(item);
       this.schedule();
     });
   }
@@ -209,6 +215,7 @@ export class PostgresTicks implements Transactor {
   private tick(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
+    this.early = 0;
     this.inFlightWrites = batch.length;
     const work = this.commitTick(batch).finally(() => {
       this.inFlight = null;
