@@ -219,7 +219,7 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const now = this.clock.now();
-    this.deps.commit.run(() => this.claimDue(now), true).then(
+    this.deps.commit.run(() => this.claimDue(now), { early: true }).then(
       (claimed) => {
         this.pumpScheduled = false;
         this.passClaims = [];

@@ -98,7 +98,7 @@ export class OutcomeRecorder implements BackgroundService {
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
     this.recording += batch.length;
-    return this.deps.commit.run(() => this.recordBatch(batch, effects), true).then(
+    return this.deps.commit.run(() => this.recordBatch(batch, effects), { early: true }).then(
       () => {
         this.recording -= batch.length;
         this.deps.wake();

@@ -4,14 +4,18 @@
  * resolve only after the commit, so a 200 always follows a durable write. Writes are synchronous
  * functions: the engine runs them one after the other inside its transaction.
  */
-export interface Transactor {
+export interface WriteOptions {
   /**
-   * `early`: the write may run before the writes of its tick requested earlier (they were all
-   * pending at once: any order of them is one a caller could have seen). An engine whose reads
-   * wait for the statements queued before them runs such writes first, so that their reads do
-   * not wait for the tick's inserts; the others ignore it.
+   * The write may run before the writes of its tick requested earlier (they were all pending at
+   * once: any order of them is one a caller could have seen). An engine whose reads wait for the
+   * statements queued before them runs such writes first, so that their reads do not wait for the
+   * tick's inserts; the others ignore it.
    */
-  run<T>(write: () => T, early?: boolean): Promise<T>;
+  early?: boolean;
+}
+
+export interface Transactor {
+  run<T>(write: () => T, options?: WriteOptions): Promise<T>;
   /** Inside a write: `fn(true)` right after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
   afterCommit(fn: (committed: boolean) => void): void;
   /** A savepoint of the write under way (a transaction of its own outside one); rolled back when `fn` throws. */

@@ -58,8 +58,8 @@ test("early writes run first in their tick, in the order requested, before the i
   const seen = ticks.run(() => {
     order.push("early 1");
     return scope.tx.query("SELECT count(*)::int AS n FROM t WHERE id = 10")[0]!.n;
-  }, true);
-  const second = ticks.run(() => void order.push("early 2"), true);
+  }, { early: true });
+  const second = ticks.run(() => void order.push("early 2"), { early: true });
   expect(await seen).toBe(0);
   await Promise.all([plain, second]);
   expect(order).toEqual(["early 1", "early 2", "plain"]);

@@ -1,5 +1,5 @@
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type Transactor } from "../../store/transactor.ts";
+import { runFollowUps, type Transactor, type WriteOptions } from "../../store/transactor.ts";
 import { TickTransaction, type TickSql } from "./tick-sql.ts";
 import type { Writer } from "./writer.ts";
 
@@ -101,7 +101,7 @@ export class PostgresTicks implements Transactor {
     this.committedObservers.push(fn);
   }
 
-  run<T>(write: () => T, early = false): Promise<T> {
+  run<T>(write: () => T, { early = false }: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const item = { write, resolve: resolve as (v: unknown) => void, reject };
       // Early writes (claims, outcomes: a read each) go before the others: their reads are then
