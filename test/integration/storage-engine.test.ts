@@ -324,3 +324,19 @@ test("PostgreSQL: two nodes firing the same schedule slot publish once", async (
   expect(fired.filter(Boolean)).toHaveLength(1);
   await Promise.all([a.close(), b.close()]);
 }, 60_000);
+
+test("PostgreSQL: a message retried and claimed again in one tick is this node's attempt after the commit", async () => {
+  const url = await freshDatabase();
+  const e = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const m = message();
+  await e.commit.run(() => e.stores.messages.insert(m));
+  expect(await e.commit.run(() => e.stores.messages.due(T0, 10).map((d) => d.id))).toEqual([m.id]);
+  // The attempt failed and is retried at once; the next claim pass takes it again, in the same tick.
+  const retried = e.commit.run(() => e.stores.messages.reschedule(m.id, "RETRY", T0, 1));
+  const claimedAgain = e.commit.run(() => e.stores.messages.due(T0, 10).map((d) => d.id));
+  await retried;
+  expect(await claimedAgain).toEqual([m.id]);
+  // The second attempt's outcome must be recorded: the first one's end does not take it away.
+  expect(await e.commit.run(() => e.stores.messages.stillClaimed([m.id]))).toEqual(new Set([m.id]));
+  await e.close();
+}, 60_000);

@@ -106,8 +106,12 @@ export class NodeAttempts {
 
   /** The write under way ends the attempt on `id` (if this node holds one): over once it is committed. */
   endOnCommit(id: string): void {
+    // Only that attempt: a later write of the same tick may have claimed the message again (a
+    // retry due at once), and that claim's attempt is this node's once the tick commits.
+    const attempt = this.numbers.get(id);
+    if (attempt === undefined) return;
     this.scope.afterCommit((committed) => {
-      if (committed) this.forget(id);
+      if (committed) this.forget(id, attempt);
     });
   }
 
@@ -139,11 +143,13 @@ export class NodeAttempts {
     if (part !== null) this.parts.set(id, part);
     // Not stored after all: the row is not this node's (if the tick committed anyway, the next one releases it).
     this.scope.afterCommit((committed) => {
-      if (!committed) this.forget(id);
+      if (!committed) this.forget(id, attempt);
     });
   }
 
-  private forget(id: string): void {
+  /** Forgets the attempt on `id` if it is still `attempt` (a later claim of the message is another). */
+  private forget(id: string, attempt: number): void {
+    if (this.numbers.get(id) !== attempt) return;
     this.numbers.delete(id);
     this.parts.delete(id);
   }
