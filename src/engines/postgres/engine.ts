@@ -69,11 +69,9 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   // The partitions this node delivers change with the cluster's balance; the cluster is built last.
   const owned = { partitions: (): number[] => [] };
   const messages = new PgMessageStore(sql, scope, nodeId, () => owned.partitions(), o.now);
-  /** Messages made due by the set-based statements run before the commit: the other nodes are told with it. */
-  let dueBeforeCommit: number | null = null;
+  // Messages made due by the set-based statements run before the commit count as the tick's writes.
   const dueInTick = (atMs: number) => {
-    messages.noteDue(atMs);
-    if (dueBeforeCommit === null || atMs < dueBeforeCommit) dueBeforeCommit = atMs;
+    messages.noteWritten(atMs);
     wake(atMs);
   };
   const promotions = new PgQueuePromotions(dueInTick);
@@ -108,9 +106,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
 
   // With each tick's commit: the other nodes hear what became due and which tables changed.
   const notifyOthers = (tx: TickSql) => {
-    const written = messages.takeTickDue();
-    const due = written === null ? dueBeforeCommit : dueBeforeCommit === null ? written : Math.min(written, dueBeforeCommit);
-    dueBeforeCommit = null;
+    const due = messages.takeTickDue();
     if (due !== null) tx.queue("SELECT pg_notify($1, $2)", [DUE, `${nodeId}|${due}`]);
     const changed = cached.filter((t) => t.changedInTick).map((t) => t.table);
     if (schedules.changedInTick) changed.push("schedules");

@@ -277,8 +277,11 @@ export class PgMessageStore implements MessageStorage, TickPart {
     return at;
   }
 
-  /** The tick wrote a dispatch time: due here then, and the other nodes are told with the commit. */
-  private noteWritten(atMs: number | null): void {
+  /**
+   * The tick wrote a dispatch time (here, or in the set-based statements other stores run before
+   * the commit: promotions, releases): due here then, and the other nodes are told with the commit.
+   */
+  noteWritten(atMs: number | null): void {
     this.noteDue(atMs);
     if (atMs === null) return;
     if (this.tickDue === null || atMs < this.tickDue) this.tickDue = atMs;
