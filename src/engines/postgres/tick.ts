@@ -39,10 +39,6 @@ export class TickScope {
     return this.current;
   }
 
-  get inWrite(): boolean {
-    return this.current !== null;
-  }
-
   /** Inside a write: `fn(true)` after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
   afterCommit(fn: FollowUp): void {
     if (this.followUps) this.followUps.push(fn);
