@@ -19,6 +19,7 @@ import { BUN, MAIN, spawnServer, type ServerProcess } from "../../test/helpers/p
 import { closedLoop, wallNow } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
 import type { SinkClient } from "./procs.ts";
+import { processCpuMs, serverTreeCpuMs } from "./threads.ts";
 
 const TOKEN = "bench_pg_token";
 /** Node 22 from the `node` devDependency: pg-boss 12 and graphile-worker 0.18 want it. */
@@ -32,6 +33,8 @@ export interface PostgresRow {
   delivered: number;
   /** svcd: publishes per second of messages delayed an hour; queues: enqueues per second during the end-to-end run. */
   publishRps: number;
+  /** CPU µs per message delivered end to end: the PostgreSQL server's (every process), and svcd's (every node). */
+  cpu?: { postgresUs?: number; svcdUs?: number };
 }
 
 export interface PostgresResults {
@@ -61,11 +64,31 @@ async function startNodes(db: string, n: number): Promise<ServerProcess[]> {
   return Promise.all(Array.from({ length: n }, start));
 }
 
-async function svcdRow(label: string, nodes: ServerProcess[], load: Load): Promise<PostgresRow> {
+/** The PostgreSQL server's postmaster: the parent of a backend (null when svcd runs on SQLite). */
+async function postmasterPid(): Promise<number> {
+  const { admin } = await testPostgres();
+  const rows = (await admin`SELECT pg_backend_pid() AS pid`) as Array<{ pid: number }>;
+  const stat = readFileSync(`/proc/${rows[0]!.pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+/** CPU used from now until `done()`, per message: PostgreSQL's (when `postgres`) and the given processes'. */
+function cpuMeter(postgres: number | null, pids: number[]) {
+  const svcd = () => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  const pg = () => (postgres === null ? 0 : serverTreeCpuMs(postgres));
+  const [pg0, svcd0] = [pg(), svcd()];
+  return (messages: number) => ({
+    postgresUs: postgres === null ? undefined : ((pg() - pg0) * 1000) / messages,
+    svcdUs: pids.length ? ((svcd() - svcd0) * 1000) / messages : undefined,
+  });
+}
+
+async function svcdRow(label: string, nodes: ServerProcess[], load: Load & { postgres: number | null }): Promise<PostgresRow> {
   const { sink, messages, connections } = load;
   const headers = { authorization: `Bearer ${TOKEN}`, ...BODY_HEADERS };
   const url = (i: number, path: string) => `${nodes[i % nodes.length]!.url}/v2/publish/${sink.url}/${path}`;
   await sink.reset();
+  const meter = cpuMeter(load.postgres, nodes.map((n) => n.proc.pid));
   const t0 = wallNow();
   const due = await closedLoop({
     connections,
@@ -76,21 +99,24 @@ async function svcdRow(label: string, nodes: ServerProcess[], load: Load): Promi
   const stats = await sink.waitForCount(due.ok, 300_000);
   if (stats.count < due.ok) throw new Error(`${label}: ${stats.count} of ${due.ok} messages arrived`);
   const e2eMps = stats.count / ((stats.lastAt - t0) / 1000);
+  const cpu = meter(stats.count);
   const delayed = await closedLoop({
     connections,
     requests: messages,
     request: (i) => ({ url: url(i, "later"), headers: { ...headers, "svc-delay": "1h" }, body: BODY }),
   });
-  return { label, e2eMps, delivered: stats.count, publishRps: delayed.rps };
+  return { label, e2eMps, delivered: stats.count, publishRps: delayed.rps, cpu };
 }
 
 /** Runs a driver (scripts/bench/<file>) on Node 22 on a fresh database; its last stdout line is its result. */
-async function queueRow(label: string, file: string, { sink, messages, connections }: Load): Promise<PostgresRow> {
+async function queueRow(label: string, file: string, load: Load & { postgres: number }): Promise<PostgresRow> {
+  const { sink, messages, connections } = load;
   if (!existsSync(NODE)) throw new Error(`${label}: ${NODE} is missing (npm install brings it: devDependency "node")`);
   const db = await freshDatabase();
   await sink.reset();
   const args = ["--db", db, "--sink", sink.url, "--messages", `${messages}`, "--connections", `${connections}`];
   args.push("--concurrency", "64");
+  const meter = cpuMeter(load.postgres, []);
   const proc = Bun.spawn([NODE, join(DRIVERS, file), ...args], { stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), 600_000);
   const [out, err, code] = await Promise.all([
@@ -104,7 +130,9 @@ async function queueRow(label: string, file: string, { sink, messages, connectio
     throw new Error(`${label}: exit ${code}: ${`${line}\n${err}`.trim().slice(-1500)}`);
   }
   const r = JSON.parse(line) as { delivered: number; e2eMps: number; enqueueRps: number };
-  return { label, e2eMps: r.e2eMps, delivered: r.delivered, publishRps: r.enqueueRps };
+  // The driver's enqueue and delivery both ran in that window (its CPU is not the queue's own work).
+  const { postgresUs } = meter(r.delivered);
+  return { label, e2eMps: r.e2eMps, delivered: r.delivered, publishRps: r.enqueueRps, cpu: { postgresUs } };
 }
 
 async function serverSettings(): Promise<Record<string, string>> {
@@ -154,26 +182,27 @@ export async function measurePostgres(o: Load & { log: (text: string) => void })
     const dir = mkdtempSync(join(tmpdir(), "svcd-bench-pg-"));
     const nodes = await startNodes(join(dir, "svcd.sqlite"), 1);
     try {
-      return await svcdRow("svcd, SQLite, 1 node", nodes, o);
+      return await svcdRow("svcd, SQLite, 1 node", nodes, { ...o, postgres: null });
     } finally {
       await Promise.all(nodes.map((n) => n.stop()));
       rmSync(dir, { recursive: true, force: true });
     }
   });
   r.server = (await attempt("server settings", serverSettings)) ?? {};
+  const postgres = await postmasterPid();
   for (const n of [1, 2, 3]) {
     const label = `svcd, PostgreSQL, ${n} node${n > 1 ? "s" : ""}`;
     const row = await attempt(label, async () => {
       const nodes = await startNodes(await freshDatabase(), n);
       try {
-        return await svcdRow(label, nodes, o);
+        return await svcdRow(label, nodes, { ...o, postgres });
       } finally {
         await Promise.all(nodes.map((node) => node.stop()));
       }
     });
     if (row) r.nodes[n - 1] = row;
   }
-  r.pgBoss = await attempt("pg-boss", () => queueRow("pg-boss", "pg-boss-run.mjs", o));
-  r.graphile = await attempt("graphile-worker", () => queueRow("graphile-worker", "graphile-run.mjs", o));
+  r.pgBoss = await attempt("pg-boss", () => queueRow("pg-boss", "pg-boss-run.mjs", { ...o, postgres }));
+  r.graphile = await attempt("graphile-worker", () => queueRow("graphile-worker", "graphile-run.mjs", { ...o, postgres }));
   return r;
 }

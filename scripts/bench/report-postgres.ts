@@ -77,11 +77,15 @@ export function postgresSection(p: PostgresResults | undefined): string {
       `at once in every row. pg-boss and graphile-worker run on Node ${p.versions.node} (the \`node\` ` +
       "devDependency), their producers in a Node process of their own.",
     "",
-    "| Row | End to end msgs/s | svcd PostgreSQL 1 node / row | Publish (svcd, delayed) or enqueue (queues) per s |",
-    "|---|---|---|---|",
+    "| Row | End to end msgs/s | svcd PostgreSQL 1 node / row | Publish (svcd, delayed) or enqueue (queues) per s | " +
+      "CPU µs per message: PostgreSQL server | CPU µs per message: svcd (all nodes) |",
+    "|---|---|---|---|---|---|",
   ];
   const rows = [p.sqlite, ...p.nodes, p.pgBoss, p.graphile].filter((r): r is PostgresRow => r !== undefined);
-  for (const r of rows) lines.push(`| ${r.label} | ${n0(r.e2eMps)} | ${n2(one / r.e2eMps)} | ${n0(r.publishRps)} |`);
+  for (const r of rows) {
+    const cpu = `${r.cpu?.postgresUs !== undefined ? n0(r.cpu.postgresUs) : "—"} | ${r.cpu?.svcdUs !== undefined ? n0(r.cpu.svcdUs) : "—"}`;
+    lines.push(`| ${r.label} | ${n0(r.e2eMps)} | ${n2(one / r.e2eMps)} | ${n0(r.publishRps)} | ${cpu} |`);
+  }
   if (p.errors.length) lines.push("", `Failed: ${p.errors.join("; ")}`);
   return lines.join("\n");
 }

@@ -43,3 +43,35 @@ export function threadDelta(before: ThreadTimes, after: ThreadTimes): Array<{ na
   }
   return [...byName.entries()].map(([name, ms]) => ({ name, ms })).filter((t) => t.ms > 0).sort((a, b) => b.ms - a.ms);
 }
+
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null; // gone
+  }
+}
+
+/** CPU ms a process has used, all its threads (and, with `children`, its children it waited for). */
+export function processCpuMs(pid: number, children = false): number {
+  const f = statFields(pid);
+  if (!f) return 0;
+  // After the state (stat field 3): utime, stime, cutime, cstime are fields 14–17.
+  const own = Number(f[11]) + Number(f[12]);
+  return (own + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
+}
+
+/**
+ * CPU ms of a whole PostgreSQL server: the postmaster, its live backends and helpers, and what its
+ * ended children used (counted into the postmaster's cutime/cstime when it reaped them).
+ */
+export function serverTreeCpuMs(rootPid: number): number {
+  let total = processCpuMs(rootPid, true);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (f && Number(f[1]) === rootPid) total += processCpuMs(Number(entry));
+  }
+  return total;
+}
