@@ -1,6 +1,16 @@
 import type { Dialect } from "../core/dialect.ts";
 
 const EMPTY_HEADERS = new Headers();
+
+/** `<prefix><suffix>` in lowercase, made once per name: option names are a fixed set. */
+const lowerNames = new Map<string, Map<string, string>>();
+function lowerName(lowerPrefix: string, suffix: string): string {
+  let names = lowerNames.get(lowerPrefix);
+  if (!names) lowerNames.set(lowerPrefix, (names = new Map()));
+  let name = names.get(suffix);
+  if (name === undefined) names.set(suffix, (name = lowerPrefix + suffix.toLowerCase()));
+  return name;
+}
 const EMPTY_MAP = new Map<string, string>();
 
 /** The headers whose (lowercase) name starts with `lowerPrefix`, in their order. */
@@ -43,7 +53,9 @@ export class ConfigSource {
     return `${this.dialect.prefix}-${suffix}`;
   }
   get(suffix: string): string | undefined {
-    const lower = this.dialect.lowerPrefix + suffix.toLowerCase();
+    // Most publishes set a few options or none: the twenty lookups of the rest find empty sources.
+    if (this.fromHeaders.size === 0 && this.fromQuery.length === 0 && this.fromDefaults.size === 0) return undefined;
+    const lower = lowerName(this.dialect.lowerPrefix, suffix);
     return this.fromHeaders.get(lower) ?? this.queryValue(lower) ?? this.fromDefaults.get(lower);
   }
   /** Every `<Prefix>-<infix>{Name}` header and query parameter, as `[Name, value]`. */

@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
-import { binOf, emptySummary, quantile, type LatencySummary } from "./histogram.ts";
+import { BIN_COUNT, binOf, emptySummary, quantile, type LatencySummary } from "./histogram.ts";
 import { LEVELS, mergePart, Part, type RollupStorage, type RollupWrite } from "./storage.ts";
 import { gridEndMin, MINUTE_MS, monthGrid, periodGrid, type Grid } from "./time.ts";
 import type { UsageRecorder } from "./usage.ts";
@@ -13,6 +13,35 @@ interface Cell {
   part: number;
   value: number;
   atMs: number;
+}
+
+/** Parts per minute of one metric (bins included), so that minute and part make one number. */
+const PARTS_PER_MINUTE = Part.bin0 + BIN_COUNT;
+
+/**
+ * Cells by owner, metric, then minute and part as one number: recording a count is three map
+ * lookups by strings the caller already holds, instead of building a key string per count.
+ */
+class Cells {
+  private readonly byOwner = new Map<string, Map<string, Map<number, Cell>>>();
+  size = 0;
+
+  get(owner: string, metric: string, minute: number, part: number): Cell | undefined {
+    return this.byOwner.get(owner)?.get(metric)?.get(minute * PARTS_PER_MINUTE + part);
+  }
+
+  add(cell: Cell): void {
+    let metrics = this.byOwner.get(cell.owner);
+    if (!metrics) this.byOwner.set(cell.owner, (metrics = new Map()));
+    let cells = metrics.get(cell.metric);
+    if (!cells) metrics.set(cell.metric, (cells = new Map()));
+    cells.set(cell.minute * PARTS_PER_MINUTE + cell.part, cell);
+    this.size++;
+  }
+
+  *values(): Generator<Cell> {
+    for (const metrics of this.byOwner.values()) for (const cells of metrics.values()) yield* cells.values();
+  }
 }
 
 export interface MetricsEngineOptions {
@@ -28,7 +57,7 @@ export interface MetricsEngineOptions {
  */
 export class MetricsEngine implements UsageRecorder, BackgroundService {
   readonly name = "usage metrics";
-  private pending = new Map<string, Cell>();
+  private pending = new Cells();
   private cancelPrune: (() => void) | null = null;
   private cancelFlush: (() => void) | null = null;
   private stopped = false;
@@ -93,12 +122,11 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
 
   private add(owner: string, metric: string, atMs: number, part: number, value: number): void {
     const minute = Math.floor(atMs / MINUTE_MS);
-    const key = `${owner}\0${metric}\0${minute}\0${part}`;
-    const cell = this.pending.get(key);
+    const cell = this.pending.get(owner, metric, minute, part);
     if (cell) {
       cell.value = mergePart(part, cell.value, cell.atMs, value, atMs);
       cell.atMs = Math.max(cell.atMs, atMs);
-    } else this.pending.set(key, { owner, metric, minute, part, value, atMs });
+    } else this.pending.add({ owner, metric, minute, part, value, atMs });
     if (this.stopped) this.flush();
     else this.armFlush();
   }
@@ -115,7 +143,7 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
   flush(): void | Promise<void> {
     if (this.pending.size === 0) return;
     const cells = this.pending;
-    this.pending = new Map();
+    this.pending = new Cells();
     // Merge minutes into every level in memory first: a coarse bucket becomes one upsert.
     const rows = new Map<string, RollupWrite>();
     for (const c of cells.values()) {
@@ -141,13 +169,13 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
    * Nothing was written (one transaction): keep the counts for the next flush, so a locked or
    * full database delays the statistics instead of losing the usage.
    */
-  private keep(cells: Map<string, Cell>, error: unknown): void {
-    for (const [key, c] of cells) {
-      const newer = this.pending.get(key);
+  private keep(cells: Cells, error: unknown): void {
+    for (const c of cells.values()) {
+      const newer = this.pending.get(c.owner, c.metric, c.minute, c.part);
       if (newer) {
         newer.value = mergePart(c.part, c.value, c.atMs, newer.value, newer.atMs);
         newer.atMs = Math.max(c.atMs, newer.atMs);
-      } else this.pending.set(key, c);
+      } else this.pending.add(c);
     }
     this.opts.log?.error("usage metrics flush failed; kept for the next flush", { error: String(error), cells: cells.size });
     if (!this.stopped) this.armFlush();
