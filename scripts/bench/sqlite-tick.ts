@@ -4,7 +4,9 @@
  * its CREATED entry. `e2e`: as publish, then the message is claimed (ACTIVE) and ends (DELIVERED),
  * each in a write of a later tick, as the dispatcher and the recorder do.
  *
- *   bun scripts/bench/sqlite-tick.ts [publish|e2e] [--src <checkout>/src]
+ * `empty`: 48 writes that do nothing (the group commit's own cost). Alternate checkouts with --src.
+ *
+ *   bun scripts/bench/sqlite-tick.ts [publish|e2e|empty] [--src <checkout>/src] [--no-checkpointer]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,8 +20,10 @@ const { newMessageId } = await import(join(src, "core/ids.ts"));
 
 const dir = mkdtempSync(join(tmpdir(), "sqlite-tick-"));
 const log: any = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
-const eng = openSqliteEngine({ path: `${dir}/x.db`, busyTimeoutMs: 1000, log });
-for (const s of eng.services) s.start?.();
+const eng = openSqliteEngine({ path: `${dir}/x.db`, busyTimeoutMs: 10_000, log });
+// --no-checkpointer (for a profiler, whose signals cut the checkpointer's lock waits short): no checkpoint at all.
+if (!process.argv.includes("--no-checkpointer")) for (const s of eng.services) s.start?.();
+else eng.db.run("PRAGMA wal_autocheckpoint = 0");
 const { messages, events } = eng.stores;
 const body = new TextEncoder().encode(JSON.stringify({ x: "a".repeat(1000) }));
 const url = "http://127.0.0.1:1234/p";
@@ -48,6 +52,10 @@ async function round(): Promise<number> {
   const t0 = process.cpuUsage();
   for (let t = 0; t < TICKS; t++) {
     const due = mode === "e2e";
+    if (mode === "empty") {
+      await tick(Array.from({ length: PER_TICK }, () => () => {}));
+      continue;
+    }
     const published: any[] = [];
     await tick(Array.from({ length: PER_TICK }, () => () => {
       const now = Date.now();
