@@ -78,13 +78,14 @@ test("a nested step that throws drops its entries; its write keeps the others", 
   expect(stored().map((r) => r.message_id)).toEqual(["outer-1", "inner-kept", "outer-2"]);
 });
 
-test("an entry without its url fails its own write only", async () => {
+test("an entry the table would refuse (no url, no time) fails its own write only", async () => {
   const { commit, stores } = engine;
   const results = await Promise.allSettled([
     commit.run(() => stores.events.append({ ...entry("bad"), url: undefined as never })),
+    commit.run(() => stores.events.append({ ...entry("bad-time"), time: Number.NaN })),
     commit.run(() => stores.events.append(entry("good"))),
   ]);
-  expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "fulfilled"]);
   expect(stored().map((r) => r.message_id)).toEqual(["good"]);
 });
 

@@ -35,16 +35,17 @@ export class SqliteEventStore implements EventStorage, TickPart {
     private readonly inWrite: () => boolean = () => false,
   ) {
     const row = `(${COLUMNS.map(() => "?").join(", ")})`;
-    this.insertStmts = new Map(
-      CHUNKS.map((n) => [n, db.prepare(`INSERT INTO events (${COLUMNS.join(", ")}) VALUES ${Array(n).fill(row).join(", ")}`)]),
-    );
+    const insertOf = (n: number) => `INSERT INTO events (${COLUMNS.join(", ")}) VALUES ${Array(n).fill(row).join(", ")}`;
+    this.insertStmts = new Map(CHUNKS.map((n) => [n, db.prepare(insertOf(n))]));
   }
 
   append(e: EventRecord): void {
     const shared = e.state === "CREATED" && e.body ? this.bodies.sharedBy(e.messageId, e.body) : null;
     const r = eventRowOf(e);
     // What the table's NOT NULL columns would refuse fails this write now, not the whole tick later.
-    if (r.account_id == null || r.time == null || r.message_id == null || r.state == null || r.url == null)
+    // (SQLite stores NaN as NULL.)
+    const missing = r.account_id == null || r.message_id == null || r.state == null || r.url == null;
+    if (missing || r.time == null || Number.isNaN(r.time))
       throw new Error("NOT NULL constraint failed: a log entry needs its account, time, message, state and url");
     const values: Values = [
       r.account_id, r.time, r.message_id, r.state, r.url, r.topic_name, r.queue_name, r.schedule_id, r.label,
