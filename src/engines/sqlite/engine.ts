@@ -28,8 +28,9 @@ import { SqliteWaitStore } from "./workflow-waits.ts";
  */
 export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): SqliteStorage {
   const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
-  const commit = new GroupCommit(db);
   const bodies = new SharedBodies(db);
+  const events = new SqliteEventStore(db, bodies, (): boolean => commit.inWrite);
+  const commit = new GroupCommit(db, [events]);
   const probe = db.prepare("SELECT 1");
   const pageCount = db.prepare<{ page_count: number }, []>("PRAGMA page_count");
   const pageSize = db.prepare<{ page_size: number }, []>("PRAGMA page_size");
@@ -41,7 +42,7 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
     stores: {
       accounts: new SqliteAccountStore(db),
       messages: new SqliteMessageStore(db, bodies),
-      events: new SqliteEventStore(db, bodies),
+      events,
       dlq: new SqliteDlqStore(db),
       queues: new SqliteQueueStore(db),
       schedules: new SqliteScheduleStore(db),

@@ -2,6 +2,20 @@ import type { Database } from "bun:sqlite";
 import { unavailable } from "../../core/errors.ts";
 import { runFollowUps, type Transactor } from "../../store/transactor.ts";
 
+/**
+ * A store that keeps some of a tick's rows in memory and writes them just before the COMMIT (one
+ * statement for many rows instead of one per row). A write that fails, or a nested() that throws,
+ * drops what it added: rollback(mark) to the mark taken before it.
+ */
+export interface TickPart {
+  mark(): number;
+  rollback(mark: number): void;
+  /** Writes what the tick's writes left here, inside the tick's transaction, before its COMMIT. */
+  apply(): void;
+  /** The tick failed as a whole: nothing of it is stored. */
+  discard(): void;
+}
+
 interface PendingWrite {
   write: () => unknown;
   resolve: (value: unknown) => void;
@@ -28,13 +42,21 @@ export class GroupCommit implements Transactor {
   private readonly innerSavepoint;
   private readonly innerRelease;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    private readonly parts: readonly TickPart[] = [],
+  ) {
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.savepoint = db.prepare("SAVEPOINT w");
     this.release = db.prepare("RELEASE w");
     this.commit = db.prepare("COMMIT");
     this.innerSavepoint = db.prepare("SAVEPOINT n");
     this.innerRelease = db.prepare("RELEASE n");
+  }
+
+  /** True while a write runs (its rows may wait in a TickPart for the commit). */
+  get inWrite(): boolean {
+    return this.followUps !== null;
   }
 
   run<T>(write: () => T): Promise<T> {
@@ -67,6 +89,7 @@ export class GroupCommit implements Transactor {
     const outer = this.followUps;
     if (outer === null) return this.db.transaction(fn)();
     this.followUps = [];
+    const marks = this.marks();
     this.innerSavepoint.run();
     try {
       const value = fn();
@@ -80,11 +103,20 @@ export class GroupCommit implements Transactor {
         this.db.run("ROLLBACK TO n");
         this.db.run("RELEASE n");
       }
+      this.rollbackParts(marks);
       runFollowUps(dropped, false);
       throw error;
     } finally {
       this.followUps = outer;
     }
+  }
+
+  private marks(): number[] | null {
+    return this.parts.length === 0 ? null : this.parts.map((p) => p.mark());
+  }
+
+  private rollbackParts(marks: number[] | null): void {
+    if (marks) this.parts.forEach((p, i) => p.rollback(marks[i]!));
   }
 
   /** Writes queued for the next commit (time control waits for them between timer steps). */
@@ -104,6 +136,7 @@ export class GroupCommit implements Transactor {
     try {
       this.begin.run();
       for (const item of batch) {
+        const marks = this.marks();
         this.savepoint.run();
         this.followUps = [];
         try {
@@ -118,14 +151,17 @@ export class GroupCommit implements Transactor {
           if (!this.db.inTransaction) throw error;
           this.db.run("ROLLBACK TO w");
           this.db.run("RELEASE w");
+          this.rollbackParts(marks);
           outcomes.push({ ok: false, error });
         }
       }
       this.followUps = null;
+      for (const part of this.parts) part.apply();
       this.commit.run();
     } catch (error) {
       dropped.push(...followUps, ...(this.followUps ?? []));
       this.followUps = null;
+      for (const part of this.parts) part.discard();
       if (this.db.inTransaction) this.db.run("ROLLBACK");
       runFollowUps(dropped, false);
       const failure = unavailable(`storage unavailable: ${(error as Error).message}`);

@@ -1,0 +1,122 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { silentLogger } from "../../src/core/log.ts";
+import type { SqliteStorage } from "../../src/engines/engine.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
+import type { EventRecord, EventState } from "../../src/logs/model.ts";
+
+/**
+ * The SQLite event log keeps a tick's entries in memory and inserts them just before the COMMIT,
+ * many rows per statement: what is stored must be what one INSERT per entry stored.
+ */
+
+let engine: SqliteStorage;
+beforeEach(() => {
+  engine = openSqliteEngine({ path: null, busyTimeoutMs: 1000, log: silentLogger });
+});
+afterEach(() => engine.close());
+
+const entry = (messageId: string, state: EventState = "CREATED", accountId = "acct"): EventRecord => ({
+  time: 1_000,
+  accountId,
+  messageId,
+  state,
+  url: "http://127.0.0.1:9/x",
+});
+const stored = (accountId = "acct") =>
+  engine.db
+    .query<{ seq: number; message_id: string; state: string }, [string]>(
+      "SELECT seq, message_id, state FROM events WHERE account_id = ? ORDER BY seq",
+    )
+    .all(accountId);
+
+test("a tick's entries are stored with its commit, in the order they were appended, with increasing seq", async () => {
+  const { commit, stores } = engine;
+  const ids = Array.from({ length: 50 }, (_, i) => `m${i}`); // 32 + 8 + 8 + 1 + 1 rows
+  const writes = ids.map((id) => commit.run(() => stores.events.append(entry(id))));
+  const last = commit.run(() => stores.events.append(entry("m0", "ACTIVE")));
+  expect(stored()).toEqual([]);
+  await Promise.all([...writes, last]);
+  const rows = stored();
+  expect(rows.map((r) => r.message_id)).toEqual([...ids, "m0"]);
+  expect(rows.at(-1)!.state).toBe("ACTIVE");
+  rows.forEach((r, i) => expect(r.seq).toBe(rows[0]!.seq + i));
+  // The log reads them back newest first, as before.
+  expect((await stores.events.list("acct", {}, null, 2)).map((e) => [e.messageId, e.state])).toEqual([
+    ["m0", "ACTIVE"],
+    ["m49", "CREATED"],
+  ]);
+});
+
+test("a write that fails drops its entries; the entries of the other writes of its tick stay, in order", async () => {
+  const { commit, stores } = engine;
+  const results = await Promise.allSettled([
+    commit.run(() => stores.events.append(entry("before"))),
+    commit.run(() => {
+      stores.events.append(entry("lost-1"));
+      stores.events.append(entry("lost-2"));
+      throw new Error("refused half-way");
+    }),
+    commit.run(() => stores.events.append(entry("after"))),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(stored().map((r) => r.message_id)).toEqual(["before", "after"]);
+});
+
+test("a nested step that throws drops its entries; its write keeps the others", async () => {
+  const { commit, stores } = engine;
+  await commit.run(() => {
+    stores.events.append(entry("outer-1"));
+    expect(() =>
+      commit.nested(() => {
+        stores.events.append(entry("inner"));
+        throw new Error("inner refused");
+      }),
+    ).toThrow("inner refused");
+    commit.nested(() => stores.events.append(entry("inner-kept")));
+    stores.events.append(entry("outer-2"));
+  });
+  expect(stored().map((r) => r.message_id)).toEqual(["outer-1", "inner-kept", "outer-2"]);
+});
+
+test("an entry the table would refuse (no url, no time) fails its own write only", async () => {
+  const { commit, stores } = engine;
+  const results = await Promise.allSettled([
+    commit.run(() => stores.events.append({ ...entry("bad"), url: undefined as never })),
+    commit.run(() => stores.events.append({ ...entry("bad-time"), time: Number.NaN })),
+    commit.run(() => stores.events.append(entry("good"))),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "fulfilled"]);
+  expect(stored().map((r) => r.message_id)).toEqual(["good"]);
+});
+
+test("a reset in a tick removes the entries appended before it, not those after", async () => {
+  const { commit, stores } = engine;
+  await commit.run(() => stores.events.append(entry("old")));
+  await Promise.all([
+    commit.run(() => stores.events.append(entry("same-tick"))),
+    commit.run(() => stores.events.append(entry("other", "CREATED", "other"))),
+    commit.run(() => stores.events.deleteAccount("acct")),
+    commit.run(() => stores.events.append(entry("new"))),
+  ]);
+  expect(stored().map((r) => r.message_id)).toEqual(["new"]);
+  expect(stored("other").map((r) => r.message_id)).toEqual(["other"]);
+});
+
+test("a tick that fails as a whole leaves no entry behind for the next tick", async () => {
+  const { commit, stores, db } = engine;
+  const failed = await Promise.allSettled([
+    commit.run(() => stores.events.append(entry("lost"))),
+    commit.run(() => {
+      db.run("ROLLBACK"); // as a full disk ends SQLite's transaction
+      throw new Error("disk I/O error");
+    }),
+  ]);
+  expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+  await commit.run(() => stores.events.append(entry("next")));
+  expect(stored().map((r) => r.message_id)).toEqual(["next"]);
+});
+
+test("outside a write an entry is stored at once", () => {
+  engine.stores.events.append(entry("direct"));
+  expect(stored().map((r) => r.message_id)).toEqual(["direct"]);
+});
