@@ -1,4 +1,4 @@
-import type { Statement, StatementRunner } from "./writer-protocol.ts";
+import type { PendingRows, Statement, StatementRunner } from "./writer-protocol.ts";
 import { WriterError } from "./writer.ts";
 
 export type PgRow = Record<string, unknown>;
@@ -106,6 +106,39 @@ export class TickTransaction implements TickSql {
     } catch (error) {
       throw this.lose(error);
     }
+  }
+
+  /**
+   * Sends a read before any write of the tick runs (its transaction begins with it), without
+   * waiting: the answer is read later by `rows()`, which waits only if it has not come yet. Row
+   * locks it takes hold until the tick ends, as any read's in the tick.
+   */
+  ahead(text: string, params: readonly unknown[] = []): PendingRows {
+    this.throwIfFailed();
+    if (this.frames.length > 0) throw new Error("a read ahead of the tick was sent while one of its writes ran");
+    const statements = this.takeForSending();
+    statements.push({ text, params });
+    this.open = true;
+    const pending = this.writer.send(statements);
+    return {
+      rows: () => {
+        this.throwIfFailed();
+        try {
+          return pending.rows();
+        } catch (error) {
+          throw this.lose(error);
+        }
+      },
+    };
+  }
+
+  /** The tick is given up before it ran (an earlier tick failed): what was sent ahead is rolled back. */
+  discard(): Promise<void> {
+    this.failure ??= new WriterError("the tick was given up before it ran", undefined, -1);
+    return this.writer.run([], "rollback").then(
+      () => {},
+      () => {},
+    );
   }
 
   queue(text: string, params: readonly unknown[] = []): void {

@@ -1,7 +1,7 @@
 import { unavailable } from "../../core/errors.ts";
 import { runFollowUps, type Transactor, type WriteOptions } from "../../store/transactor.ts";
 import { TickTransaction, type TickSql } from "./tick-sql.ts";
-import type { Writer } from "./writer.ts";
+import type { StatementRunner } from "./writer-protocol.ts";
 
 export type { TickSql } from "./tick-sql.ts";
 
@@ -32,6 +32,32 @@ export class TickScope {
   current: TickTransaction | null = null;
   /** Follow-ups registered by the write that is running now. */
   followUps: FollowUp[] | null = null;
+  /** The transaction of the next tick, begun ahead of it by a read sent early (see `upcoming`). */
+  private next: TickTransaction | null = null;
+
+  constructor(private readonly writer: StatementRunner) {}
+
+  /**
+   * The transaction the next tick to run will use: a read sent in it now (`ahead`) goes out
+   * while the tick under way commits, and is answered by the time the next one needs it.
+   */
+  upcoming(): TickTransaction {
+    return (this.next ??= new TickTransaction(this.writer));
+  }
+
+  /** The transaction for the tick (or lone write) starting now: the one begun ahead, or a new one. */
+  takeNext(): TickTransaction {
+    const tx = this.next ?? new TickTransaction(this.writer);
+    this.next = null;
+    return tx;
+  }
+
+  /** The next tick's transaction if one was begun ahead, taken away (the tick before it failed). */
+  takeBegunAhead(): TickTransaction | null {
+    const tx = this.next;
+    this.next = null;
+    return tx;
+  }
 
   /** The tick's SQL; throws outside a write (a store's write method called outside the group commit). */
   get tx(): TickSql {
@@ -77,7 +103,6 @@ export class PostgresTicks implements Transactor {
   private closed = false;
 
   constructor(
-    private readonly writer: Writer,
     private readonly scope: TickScope,
     /** The stores taking part in every tick, in the order their in-memory changes are written. */
     private readonly parts: readonly TickPart[],
@@ -157,7 +182,8 @@ export class PostgresTicks implements Transactor {
 
   /** A write outside any tick (start-up fixtures): a transaction of its own, committed before it returns. */
   private runAlone<T>(fn: () => T): T {
-    const tx = new TickTransaction(this.writer);
+    // A transaction begun ahead is this one now: the writer's connection runs one at a time.
+    const tx = this.scope.takeNext();
     const followUps: FollowUp[] = [];
     this.scope.current = tx;
     let outcome: Outcome;
@@ -238,7 +264,7 @@ export class PostgresTicks implements Transactor {
   private async commitTick(batch: PendingWrite[]): Promise<void> {
     if (batch.length === 0) return;
     const followUps: FollowUp[] = [];
-    const tx = new TickTransaction(this.writer);
+    const tx = this.scope.takeNext();
     let outcomes: Outcome[] = [];
     try {
       this.scope.current = tx;
@@ -256,7 +282,11 @@ export class PostgresTicks implements Transactor {
       }
       await tx.commit();
     } catch (error) {
-      await tx.rollback();
+      // The next tick's transaction may have begun behind this one on the connection (a read sent
+      // ahead): it is rolled back too, in order, and that tick begins anew.
+      const ahead = this.scope.takeBegunAhead();
+      const rolledBack = tx.rollback();
+      await Promise.all([rolledBack, ahead?.discard()]);
       this.inFlightWrites = 0;
       for (const part of this.parts) part.finish?.(false);
       runFollowUps(followUps, false);
