@@ -181,3 +181,21 @@ test("a read sent ahead of a tick whose predecessor fails is rolled back with it
   expect((await sql`SELECT v FROM t WHERE id IN (30, 31) ORDER BY id`).map((r: { v: string }) => r.v)).toEqual(["taken", "after"]);
   ticks.close();
 });
+
+test("the commit goes out with the tick's statements: one that fails ends the transaction there, nothing kept, none left open", async () => {
+  await sql`INSERT INTO t (id, v) VALUES (60, 'one')`;
+  const pid = writer.runNow([{ text: "SELECT pg_backend_pid() AS pid", params: [] }])[0]!.pid;
+  const failed = writer.run(
+    [
+      { text: "BEGIN", params: [] },
+      { text: "INSERT INTO t (id, v) VALUES (61, 'kept?')", params: [] },
+      { text: "INSERT INTO t (id, v) VALUES (60, 'twice')", params: [] },
+    ],
+    "commit",
+  );
+  await expect(failed).rejects.toMatchObject({ failedAt: 2 });
+  // No rollback was asked for: the connection is idle, not in an aborted transaction.
+  const [session] = await sql`SELECT state FROM pg_stat_activity WHERE pid = ${pid}`;
+  expect(session.state).toBe("idle");
+  expect(await sql`SELECT id FROM t WHERE id = 61`).toHaveLength(0);
+});
