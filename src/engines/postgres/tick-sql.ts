@@ -1,3 +1,4 @@
+import { groupStatement, sameColumns, type Group, type Insert } from "./tick-groups.ts";
 import type { PendingRows, Statement, StatementRunner } from "./writer-protocol.ts";
 import { WriterError } from "./writer.ts";
 
@@ -37,25 +38,6 @@ export interface QueuedRow {
   readonly insert: Insert;
   readonly values: unknown[];
 }
-
-interface Insert {
-  kind: "insert";
-  /** Its statement went out: its rows can no longer change. */
-  sent: boolean;
-  table: string;
-  columns: string[];
-  suffix: string;
-  rows: unknown[][];
-}
-
-/** Keys of consecutive `queueEach` calls with one text (a row each, of one value: see Insert). */
-interface Each {
-  kind: "each";
-  text: string;
-  rows: unknown[][];
-}
-
-type Group = Insert | Each;
 
 type Queued = { kind: "statement"; statement: Statement } | Group;
 
@@ -300,24 +282,4 @@ export class TickTransaction implements TickSql {
 function savepoint(frame: Frame): Statement {
   frame.sent = true;
   return { text: `SAVEPOINT ${frame.name}`, params: [] };
-}
-
-function sameColumns(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((c, i) => c === b[i]);
-}
-
-function groupStatement(item: Group, from: number, to: number): Statement {
-  if (item.kind === "each") return { text: item.text, params: [item.rows.slice(from, to).map((r) => r[0])] };
-  return insertStatement(item, from, to);
-}
-
-function insertStatement(item: Insert, from: number, to: number): Statement {
-  const params: unknown[] = [];
-  const tuples: string[] = [];
-  for (let r = from; r < to; r++) {
-    const row = item.rows[r]!;
-    tuples.push(`(${row.map((v) => `$${params.push(v)}`).join(", ")})`);
-  }
-  const text = `INSERT INTO ${item.table} (${item.columns.join(", ")}) VALUES ${tuples.join(", ")}${item.suffix ? ` ${item.suffix}` : ""}`;
-  return { text, params };
 }
