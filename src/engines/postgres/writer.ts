@@ -121,18 +121,12 @@ export class Writer implements StatementRunner {
       const deadline = performance.now() + this.o.answerTimeoutMs;
       for (;;) {
         for (let received = this.receive(); received; received = this.receive()) {
-          if (received.id === id) {
-            this.waiting.delete(id);
-            return rowsOf(received);
-          }
+          if (received.id === id) return rowsOf(received);
           // Not this call's: an answer of a call given up earlier, or of a call that does not block.
           this.settle(received, true);
         }
         const left = deadline - performance.now();
-        if (left <= 0) {
-          this.waiting.delete(id);
-          throw new WriterError(`PostgreSQL did not answer within ${this.o.answerTimeoutMs} ms`, undefined, -1);
-        }
+        if (left <= 0) throw new WriterError(`PostgreSQL did not answer within ${this.o.answerTimeoutMs} ms`, undefined, -1);
         // Short waits: a wake-up that raced the reset of the flag costs at most one of them.
         Atomics.wait(this.flag, 0, 0, Math.min(left, 50));
         Atomics.store(this.flag, 0, 0);
