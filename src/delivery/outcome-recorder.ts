@@ -36,7 +36,7 @@ export interface OutcomeRecorderDeps {
   gate: DispatchGate;
   wake: Wake;
   /** Whether this process still holds a message's attempt (the store answers). */
-  claims: Pick<MessageStorage, "stillClaimed">;
+  claims: Pick<MessageStorage, "stillClaimed" | "checkClaimsAhead">;
   /**
    * Why a 2XX answer is not one the message's destination may give (a workflow run's start
    * answered by an endpoint that runs no workflow): the attempt then fails for good with it.
@@ -98,6 +98,7 @@ export class OutcomeRecorder implements BackgroundService {
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
     this.recording += batch.length;
+    this.deps.claims.checkClaimsAhead?.(this.claimedIds(batch));
     return this.deps.commit.run(() => this.recordBatch(batch, effects), { early: true }).then(
       () => {
         this.recording -= batch.length;
@@ -131,7 +132,7 @@ export class OutcomeRecorder implements BackgroundService {
     const { commit, inFlight, log } = this.deps;
     const tried: BatchEffects = { closed: [], finished: [] };
     // One read for the batch: which of its attempts are still this process's.
-    const held = this.deps.claims.stillClaimed(batch.flatMap((o) => inFlight.peek(o.ticket)?.message.id ?? []));
+    const held = this.deps.claims.stillClaimed(this.claimedIds(batch));
     try {
       commit.nested(() => {
         for (const outcome of batch) this.record(outcome, tried, held);
@@ -161,6 +162,11 @@ export class OutcomeRecorder implements BackgroundService {
     }
     effects.closed.push(...tried.closed);
     this.release(tried.finished);
+  }
+
+  /** The messages of the batch's attempts still in flight. */
+  private claimedIds(batch: DeliveryOutcome[]): string[] {
+    return batch.flatMap((o) => this.deps.inFlight.peek(o.ticket)?.message.id ?? []);
   }
 
   /** Flow control learns of finished attempts only once their outcomes are recorded. */

@@ -25,6 +25,11 @@ export interface MessageStorage {
   claim(id: string): void;
   /** Of these messages, those whose attempt this process started is still its own (not handed back to others). */
   stillClaimed(ids: readonly string[]): Set<string>;
+  /**
+   * The next write will ask `stillClaimed` for these: an engine whose reads inside a write wait
+   * for a round trip may send that read now, while the write under way commits.
+   */
+  checkClaimsAhead?(ids: readonly string[]): void;
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void;
   setDispatch(id: string, state: MessageState, dispatchAt: number | null): void;
   delete(id: string): boolean;

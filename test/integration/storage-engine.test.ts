@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -338,5 +339,37 @@ test("PostgreSQL: a message retried and claimed again in one tick is this node's
   expect(await claimedAgain).toEqual([m.id]);
   // The second attempt's outcome must be recorded: the first one's end does not take it away.
   expect(await e.commit.run(() => e.stores.messages.stillClaimed([m.id]))).toEqual(new Set([m.id]));
+  await e.close();
+}, 60_000);
+
+test("PostgreSQL: the claims check of an outcome batch goes out ahead of its tick, locks its rows, and a claim lost before it is not this node's", async () => {
+  const url = await freshDatabase();
+  const e = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const other = new SQL(url, { max: 1 });
+  const [kept, lost] = [message(), message()];
+  await e.commit.run(() => [kept, lost].forEach((m) => e.stores.messages.insert(m)));
+  expect(await e.commit.run(() => e.stores.messages.due(T0, 10).map((d) => d.id).sort())).toEqual([kept.id, lost.id].sort());
+  // Handed back while its attempt ran (as the leader does with a node presumed dead).
+  await other`UPDATE messages SET state = 'RETRY', claimed_by = NULL WHERE id = ${lost.id}`;
+  e.stores.messages.checkClaimsAhead!([kept.id, lost.id]);
+  // Sent at once, not with the tick: the row this node holds is locked before any write runs.
+  const locked = async () => {
+    try {
+      await other.begin(async (tx) => await tx`SELECT id FROM messages WHERE id = ${kept.id} FOR UPDATE NOWAIT`);
+      return false;
+    } catch (error) {
+      if ((error as { errno?: string }).errno !== "55P03") throw error;
+      return true;
+    }
+  };
+  const deadline = Date.now() + 10_000;
+  while (!(await locked())) {
+    if (Date.now() > deadline) throw new Error("the claims check was not sent ahead");
+    await Bun.sleep(10);
+  }
+  expect(await e.commit.run(() => e.stores.messages.stillClaimed([kept.id, lost.id]))).toEqual(new Set([kept.id]));
+  // Released with its tick.
+  expect(await locked()).toBe(false);
+  await other.close();
   await e.close();
 }, 60_000);

@@ -48,8 +48,8 @@ test("a write reads what the tick wrote before it; an undone write leaves nothin
 });
 
 test("early writes run first in their tick, in the order requested, before the inserts queued by the others", async () => {
-  const scope = new TickScope();
-  const ticks = new PostgresTicks(writer, scope, [], () => {});
+  const scope = new TickScope(writer);
+  const ticks = new PostgresTicks(scope, [], () => {});
   const order: string[] = [];
   const plain = ticks.run(() => {
     order.push("plain");
@@ -109,4 +109,93 @@ test("the writer's connection killed mid-tick loses that tick; the next tick con
   next.insert("t", { id: 3, v: "c", b: null, n: 1 });
   await next.commit();
   expect((await sql`SELECT count(*)::int AS n FROM t WHERE id = 3`)[0].n).toBe(1);
+});
+
+/** Writes a test row from outside the writer's transaction (another connection). */
+async function lockedElsewhere(id: number): Promise<boolean> {
+  const other = await sql.reserve();
+  try {
+    await other`BEGIN`;
+    await other`SELECT * FROM t WHERE id = ${id} FOR UPDATE NOWAIT`;
+    return false;
+  } catch (error) {
+    if ((error as { errno?: string }).errno !== "55P03") throw error;
+    return true;
+  } finally {
+    await other`ROLLBACK`;
+    other.release();
+  }
+}
+
+test("a read sent ahead goes out while the tick before commits; the next tick is its transaction and reads its answer without a round trip", async () => {
+  let blocking = 0;
+  const counted = {
+    runNow: (s: Parameters<Writer["runNow"]>[0], e?: "commit" | "rollback") => (blocking++, writer.runNow(s, e)),
+    run: (s: Parameters<Writer["run"]>[0], e?: "commit" | "rollback") => writer.run(s, e),
+    send: (s: Parameters<Writer["send"]>[0]) => writer.send(s),
+  };
+  const scope = new TickScope(counted);
+  const ticks = new PostgresTicks(scope, [], () => {});
+  await sql`INSERT INTO t (id, v) VALUES (20, 'ahead')`;
+  const first = ticks.run(() => scope.tx.insert("t", { id: 21, v: "first", b: null, n: 0 }));
+  // The first tick is committing now.
+  await new Promise((resolve) => setImmediate(resolve));
+  const next = scope.upcoming();
+  const read = next.ahead("SELECT v FROM t WHERE id = 20 FOR UPDATE");
+  // Its lock is taken before any write of its tick runs, and held by that tick's transaction.
+  await first;
+  const deadline = Date.now() + 10_000;
+  while (!(await lockedElsewhere(20))) {
+    if (Date.now() > deadline) throw new Error("the read sent ahead took no lock");
+    await Bun.sleep(10);
+  }
+  const seen = await ticks.run(() => {
+    scope.tx.insert("t", { id: 22, v: "second", b: null, n: 0 });
+    return { same: scope.current === next, v: read.rows()[0]?.v };
+  });
+  expect(seen).toEqual({ same: true, v: "ahead" });
+  expect(blocking).toBe(0);
+  expect(await lockedElsewhere(20)).toBe(false);
+  expect((await sql`SELECT id FROM t WHERE id IN (21, 22) ORDER BY id`).map((r: { id: number }) => r.id)).toEqual([21, 22]);
+  ticks.close();
+});
+
+test("a read sent ahead of a tick whose predecessor fails is rolled back with it; that tick begins anew and commits", async () => {
+  const scope = new TickScope(writer);
+  const ticks = new PostgresTicks(scope, [], () => {});
+  await sql`INSERT INTO t (id, v) VALUES (30, 'taken')`;
+  // Fails at its commit: the key exists.
+  const failing = ticks.run(() => scope.tx.insert("t", { id: 30, v: "again", b: null, n: 0 }));
+  await new Promise((resolve) => setImmediate(resolve));
+  const ahead = scope.upcoming();
+  const read = ahead.ahead("SELECT v FROM t WHERE id = 30 FOR UPDATE");
+  const after = ticks.run(() => {
+    // A savepoint and a read: both need the tick's own transaction to be open.
+    scope.tx.insert("t", { id: 31, v: "after", b: null, n: 0 });
+    return { same: scope.current === ahead, n: scope.tx.query("SELECT count(*)::int AS n FROM t WHERE id IN (30, 31)")[0]!.n };
+  });
+  await expect(failing).rejects.toThrow();
+  expect(await after).toEqual({ same: false, n: 2 });
+  expect(() => read.rows()).toThrow();
+  expect(await lockedElsewhere(30)).toBe(false);
+  expect((await sql`SELECT v FROM t WHERE id IN (30, 31) ORDER BY id`).map((r: { v: string }) => r.v)).toEqual(["taken", "after"]);
+  ticks.close();
+});
+
+test("the commit goes out with the tick's statements: one that fails ends the transaction there, nothing kept, none left open", async () => {
+  await sql`INSERT INTO t (id, v) VALUES (60, 'one')`;
+  const pid = writer.runNow([{ text: "SELECT pg_backend_pid() AS pid", params: [] }])[0]!.pid;
+  const failed = writer.run(
+    [
+      { text: "BEGIN", params: [] },
+      { text: "INSERT INTO t (id, v) VALUES (61, 'kept?')", params: [] },
+      { text: "INSERT INTO t (id, v) VALUES (60, 'twice')", params: [] },
+    ],
+    "commit",
+  );
+  await expect(failed).rejects.toMatchObject({ failedAt: 2 });
+  // No rollback was asked for: the connection is idle, not in an aborted transaction.
+  const [session] = await sql`SELECT state FROM pg_stat_activity WHERE pid = ${pid}`;
+  expect(session.state).toBe("idle");
+  expect(await sql`SELECT id FROM t WHERE id = 61`).toHaveLength(0);
 });

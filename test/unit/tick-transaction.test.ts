@@ -16,6 +16,10 @@ function recordingWriter() {
       record(statements, end);
       return [];
     },
+    send(statements: Statement[]) {
+      record(statements);
+      return { rows: () => [] };
+    },
   };
   return { writer, batches };
 }

@@ -61,7 +61,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     throw error;
   }
   const nodeId = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
-  const scope = new TickScope();
+  const scope = new TickScope(writer);
   const tables = cachedTables(sql);
   const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg);
   const dueListeners: Array<(atMs?: number) => void> = [];
@@ -115,7 +115,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   };
   // In-memory changes are written in this order: small tables first (a queue before its messages
   // are promoted), then the set-based statements that read what the tick wrote.
-  const ticks = new PostgresTicks(writer, scope, [...cached, schedules, messages, events, waits, promotions, releases], notifyOthers);
+  const ticks = new PostgresTicks(scope, [...cached, schedules, messages, events, waits, promotions, releases], notifyOthers);
 
   // Claims a failed tick left behind, released by a later one: due here as on the other nodes.
   ticks.onCommitted(() => {

@@ -4,6 +4,7 @@ import { messageRowOf, partOf } from "./message-rows.ts";
 import type { TickScope } from "./tick.ts";
 import type { QueuedRow, TickSql } from "./tick-sql.ts";
 import { num, numOrNull } from "./values.ts";
+import type { PendingRows } from "./writer-protocol.ts";
 
 /**
  * Claims up to $4 messages due at $2 in the partitions $3 this node delivers, only while node $1
@@ -29,6 +30,24 @@ const CLAIM_DUE = `
   ) n LEFT JOIN c ON true`;
 
 /**
+ * The rows of messages $1 still on attempts $2, locked until the tick ends (no hand-back races the
+ * outcome). Found by id alone, and the node compared by the caller: a condition on claimed_by let
+ * the planner read every row this node holds (thousands while deliveries lag publishes) through
+ * its index.
+ */
+const CHECK_HELD = `
+  SELECT m.id, m.claimed_by FROM messages m JOIN unnest($1::text[], $2::int[]) AS c(id, attempt)
+    ON m.id = c.id AND m.attempt = c.attempt
+  WHERE m.id = ANY($1::text[]) ORDER BY m.id FOR UPDATE OF m`;
+
+/** A claims check sent ahead of its tick: that tick's transaction, the answer, and (once read) the ids held. */
+interface AheadCheck {
+  tx: unknown;
+  answer: PendingRows;
+  held: Set<string> | null;
+}
+
+/**
  * The attempts this node holds, by message: the attempt number its claim recorded in the row (an
  * outcome is recorded only while the row still carries this node and that number: a row handed
  * back to the others while this node was presumed dead no longer does), and the flow-control
@@ -40,6 +59,8 @@ const CLAIM_DUE = `
 export class NodeAttempts {
   private readonly numbers = new Map<string, number>();
   private readonly parts = new Map<string, number>();
+  /** Checks sent ahead (`checkAhead`), by message: the attempt checked, and the check. */
+  private readonly checked = new Map<string, { attempt: number; check: AheadCheck }>();
 
   constructor(
     private readonly scope: TickScope,
@@ -82,19 +103,38 @@ export class NodeAttempts {
     this.hold(id, 1, null);
   }
 
+  /**
+   * The check `stillClaimed` will make in the next tick, sent now in that tick's transaction (see
+   * TickScope.upcoming): its answer comes while the tick under way commits, and the outcome
+   * waits for no round trip. Not from inside a write (the transaction under way is that tick's).
+   */
+  checkAhead(ids: readonly string[]): void {
+    if (this.scope.current) return;
+    const known = ids.filter((id) => this.numbers.has(id));
+    if (known.length === 0) return;
+    const tx = this.scope.upcoming();
+    const attempts = known.map((id) => this.numbers.get(id)!);
+    const answer = tx.ahead(CHECK_HELD, [known, attempts]);
+    const check: AheadCheck = { tx, answer, held: null };
+    known.forEach((id, i) => this.checked.set(id, { attempt: attempts[i]!, check }));
+  }
+
   /** Those of the messages whose attempt this node holds is still the row's (locked: no hand-back races the outcome). */
   stillClaimed(ids: readonly string[]): Set<string> {
-    const known = ids.filter((id) => this.numbers.has(id));
     const held = new Set<string>();
-    if (known.length > 0) {
-      // Found by id alone, and the node compared here: a condition on claimed_by let the planner
-      // read every row this node holds (thousands while deliveries lag publishes) through its index.
-      const rows = this.scope.tx.query(
-        `SELECT m.id, m.claimed_by FROM messages m JOIN unnest($1::text[], $2::int[]) AS c(id, attempt)
-           ON m.id = c.id AND m.attempt = c.attempt
-         WHERE m.id = ANY($1::text[]) ORDER BY m.id FOR UPDATE OF m`,
-        [known, known.map((id) => this.numbers.get(id)!)],
-      );
+    const rest: string[] = [];
+    for (const id of ids) {
+      const attempt = this.numbers.get(id);
+      if (attempt === undefined) continue;
+      const ahead = this.checked.get(id);
+      this.checked.delete(id);
+      // Checked ahead in this tick's transaction, for the attempt still under way: answered already.
+      if (ahead && ahead.attempt === attempt && ahead.check.tx === this.scope.current) {
+        if (this.heldIn(ahead.check).has(id)) held.add(id);
+      } else rest.push(id);
+    }
+    if (rest.length > 0) {
+      const rows = this.scope.tx.query(CHECK_HELD, [rest, rest.map((id) => this.numbers.get(id)!)]);
       for (const r of rows) if (r.claimed_by === this.node) held.add(r.id as string);
     }
     // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
@@ -138,6 +178,12 @@ export class NodeAttempts {
     return num(rows[0]?.n) > 0;
   }
 
+  /** The ids of a check's rows this node holds (the node is compared here: see CHECK_HELD). */
+  private heldIn(check: AheadCheck): Set<string> {
+    check.held ??= new Set(check.answer.rows().flatMap((r) => (r.claimed_by === this.node ? [r.id as string] : [])));
+    return check.held;
+  }
+
   private hold(id: string, attempt: number, part: number | null): void {
     this.numbers.set(id, attempt);
     if (part !== null) this.parts.set(id, part);
@@ -150,6 +196,7 @@ export class NodeAttempts {
   /** Forgets the attempt on `id` if it is still `attempt` (a later claim of the message is another). */
   private forget(id: string, attempt: number): void {
     if (this.numbers.get(id) !== attempt) return;
+    if (this.checked.get(id)?.attempt === attempt) this.checked.delete(id);
     this.numbers.delete(id);
     this.parts.delete(id);
   }

@@ -153,6 +153,10 @@ export class PgMessageStore implements MessageStorage, TickPart {
     return due;
   }
 
+  checkClaimsAhead(ids: readonly string[]): void {
+    this.attempts.checkAhead(ids);
+  }
+
   stillClaimed(ids: readonly string[]): Set<string> {
     const held = this.attempts.stillClaimed(ids);
     for (const id of held) this.locked.add(id);

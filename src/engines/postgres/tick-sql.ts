@@ -1,4 +1,5 @@
-import type { Statement, StatementRunner } from "./writer-protocol.ts";
+import { groupStatement, sameColumns, type Group, type Insert } from "./tick-groups.ts";
+import type { PendingRows, Statement, StatementRunner } from "./writer-protocol.ts";
 import { WriterError } from "./writer.ts";
 
 export type PgRow = Record<string, unknown>;
@@ -37,25 +38,6 @@ export interface QueuedRow {
   readonly insert: Insert;
   readonly values: unknown[];
 }
-
-interface Insert {
-  kind: "insert";
-  /** Its statement went out: its rows can no longer change. */
-  sent: boolean;
-  table: string;
-  columns: string[];
-  suffix: string;
-  rows: unknown[][];
-}
-
-/** Keys of consecutive `queueEach` calls with one text (a row each, of one value: see Insert). */
-interface Each {
-  kind: "each";
-  text: string;
-  rows: unknown[][];
-}
-
-type Group = Insert | Each;
 
 type Queued = { kind: "statement"; statement: Statement } | Group;
 
@@ -106,6 +88,39 @@ export class TickTransaction implements TickSql {
     } catch (error) {
       throw this.lose(error);
     }
+  }
+
+  /**
+   * Sends a read before any write of the tick runs (its transaction begins with it), without
+   * waiting: the answer is read later by `rows()`, which waits only if it has not come yet. Row
+   * locks it takes hold until the tick ends, as any read's in the tick.
+   */
+  ahead(text: string, params: readonly unknown[] = []): PendingRows {
+    this.throwIfFailed();
+    if (this.frames.length > 0) throw new Error("a read ahead of the tick was sent while one of its writes ran");
+    const statements = this.takeForSending();
+    statements.push({ text, params });
+    this.open = true;
+    const pending = this.writer.send(statements);
+    return {
+      rows: () => {
+        this.throwIfFailed();
+        try {
+          return pending.rows();
+        } catch (error) {
+          throw this.lose(error);
+        }
+      },
+    };
+  }
+
+  /** The tick is given up before it ran (an earlier tick failed): what was sent ahead is rolled back. */
+  discard(): Promise<void> {
+    this.failure ??= new WriterError("the tick was given up before it ran", undefined, -1);
+    return this.writer.run([], "rollback").then(
+      () => {},
+      () => {},
+    );
   }
 
   queue(text: string, params: readonly unknown[] = []): void {
@@ -267,24 +282,4 @@ export class TickTransaction implements TickSql {
 function savepoint(frame: Frame): Statement {
   frame.sent = true;
   return { text: `SAVEPOINT ${frame.name}`, params: [] };
-}
-
-function sameColumns(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((c, i) => c === b[i]);
-}
-
-function groupStatement(item: Group, from: number, to: number): Statement {
-  if (item.kind === "each") return { text: item.text, params: [item.rows.slice(from, to).map((r) => r[0])] };
-  return insertStatement(item, from, to);
-}
-
-function insertStatement(item: Insert, from: number, to: number): Statement {
-  const params: unknown[] = [];
-  const tuples: string[] = [];
-  for (let r = from; r < to; r++) {
-    const row = item.rows[r]!;
-    tuples.push(`(${row.map((v) => `$${params.push(v)}`).join(", ")})`);
-  }
-  const text = `INSERT INTO ${item.table} (${item.columns.join(", ")}) VALUES ${tuples.join(", ")}${item.suffix ? ` ${item.suffix}` : ""}`;
-  return { text, params };
 }

@@ -1,50 +1,10 @@
 import { unavailable } from "../../core/errors.ts";
 import { runFollowUps, type Transactor, type WriteOptions } from "../../store/transactor.ts";
-import { TickTransaction, type TickSql } from "./tick-sql.ts";
-import type { Writer } from "./writer.ts";
+import type { TickSql, TickTransaction } from "./tick-sql.ts";
+import type { FollowUp, TickPart, TickScope } from "./tick-scope.ts";
 
 export type { TickSql } from "./tick-sql.ts";
-
-/**
- * What a store does around a tick besides its SQL: state it keeps in memory (the small tables
- * every node caches) moves with the writes (`mark`/`rollback`) and is written before the commit
- * (`apply`); `finish` hears whether the tick committed.
- */
-export interface TickPart {
-  mark?(): number;
-  rollback?(mark: number): void;
-  /** Queues the statements of what the tick changed in memory, just before the commit. */
-  apply?(tx: TickSql): void;
-  /** After the commit (true) or the rollback (false). */
-  finish?(committed: boolean): void;
-  /** At the start of every tick, before its writes: settles what a failed tick left (see needsFollowUp). */
-  begin?(tx: TickSql): void;
-  /** True while a failed tick left something only a later committed tick can settle. */
-  needsFollowUp?(): boolean;
-}
-
-/**
- * The write under way, as the stores see it: built first, handed to every store and to the
- * ticks (which set it while a write runs).
- */
-export class TickScope {
-  /** The transaction whose writes are running now (null between ticks). */
-  current: TickTransaction | null = null;
-  /** Follow-ups registered by the write that is running now. */
-  followUps: FollowUp[] | null = null;
-
-  /** The tick's SQL; throws outside a write (a store's write method called outside the group commit). */
-  get tx(): TickSql {
-    if (!this.current) throw new Error("a PostgreSQL store was written outside a write of the group commit");
-    return this.current;
-  }
-
-  /** Inside a write: `fn(true)` after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
-  afterCommit(fn: FollowUp): void {
-    if (this.followUps) this.followUps.push(fn);
-    else fn(true);
-  }
-}
+export { TickScope, type TickPart } from "./tick-scope.ts";
 
 /** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
 const FOLLOW_UP_MS = 500;
@@ -55,7 +15,6 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
-type FollowUp = (committed: boolean) => void;
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
@@ -77,7 +36,6 @@ export class PostgresTicks implements Transactor {
   private closed = false;
 
   constructor(
-    private readonly writer: Writer,
     private readonly scope: TickScope,
     /** The stores taking part in every tick, in the order their in-memory changes are written. */
     private readonly parts: readonly TickPart[],
@@ -157,7 +115,8 @@ export class PostgresTicks implements Transactor {
 
   /** A write outside any tick (start-up fixtures): a transaction of its own, committed before it returns. */
   private runAlone<T>(fn: () => T): T {
-    const tx = new TickTransaction(this.writer);
+    // A transaction begun ahead is this one now: the writer's connection runs one at a time.
+    const tx = this.scope.takeNext();
     const followUps: FollowUp[] = [];
     this.scope.current = tx;
     let outcome: Outcome;
@@ -238,7 +197,7 @@ export class PostgresTicks implements Transactor {
   private async commitTick(batch: PendingWrite[]): Promise<void> {
     if (batch.length === 0) return;
     const followUps: FollowUp[] = [];
-    const tx = new TickTransaction(this.writer);
+    const tx = this.scope.takeNext();
     let outcomes: Outcome[] = [];
     try {
       this.scope.current = tx;
@@ -256,7 +215,11 @@ export class PostgresTicks implements Transactor {
       }
       await tx.commit();
     } catch (error) {
-      await tx.rollback();
+      // The next tick's transaction may have begun behind this one on the connection (a read sent
+      // ahead): it is rolled back too, in order, and that tick begins anew.
+      const ahead = this.scope.takeBegunAhead();
+      const rolledBack = tx.rollback();
+      await Promise.all([rolledBack, ahead?.discard()]);
       this.inFlightWrites = 0;
       for (const part of this.parts) part.finish?.(false);
       runFollowUps(followUps, false);

@@ -22,8 +22,17 @@ export type WriterReply =
   | { id: number; ok: true; rows: Record<string, unknown>[] }
   | { id: number; ok: false; failedAt: number; message: string; code?: string };
 
-/** Runs statements on the writer's connection: `runNow` blocks until the answer, `run` does not (see Writer). */
+/** An answer asked for ahead of need: `rows()` blocks until it came (not at all once it has). */
+export interface PendingRows {
+  rows(): Record<string, unknown>[];
+}
+
+/**
+ * Runs statements on the writer's connection: `runNow` blocks until the answer, `run` does not,
+ * `send` does not either and lets the answer be waited for later, synchronously (see Writer).
+ */
 export interface StatementRunner {
   runNow(statements: Statement[], end?: "commit" | "rollback"): Record<string, unknown>[];
   run(statements: Statement[], end?: "commit" | "rollback"): Promise<Record<string, unknown>[]>;
+  send(statements: Statement[]): PendingRows;
 }

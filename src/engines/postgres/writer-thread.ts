@@ -28,37 +28,47 @@ function plain(rows: unknown): Record<string, unknown>[] {
 }
 
 async function handle(request: WriterRequest): Promise<void> {
+  const end = request.end === "commit" ? "COMMIT" : request.end === "rollback" ? "ROLLBACK" : null;
   try {
-    if (!conn && request.statements.length > 0) conn = await sql!.reserve();
-    let rows: Record<string, unknown>[] = [];
-    if (request.statements.length > 0) {
-      const c = conn!;
-      // Pipelined: every statement goes out before the first answer is read.
-      const pending = request.statements.map((s) => c.unsafe(s.text, s.params as unknown[]));
-      const settled = await Promise.allSettled(pending);
-      const failedAt = settled.findIndex((s) => s.status === "rejected");
-      if (failedAt >= 0) {
-        const reason = (settled[failedAt] as PromiseRejectedResult).reason as { message?: string; errno?: string; code?: string };
-        // The first failure is the cause; the statements after it fail only because the transaction is aborted.
-        reply({ id: request.id, ok: false, failedAt, message: reason?.message ?? String(reason), code: reason?.errno ?? reason?.code }, request.sync);
-        return;
+    if (request.statements.length === 0) {
+      if (end && conn) {
+        const c = conn;
+        conn = null;
+        try {
+          await c.unsafe(end);
+        } finally {
+          c.release();
+        }
       }
-      const last = settled[settled.length - 1] as PromiseFulfilledResult<unknown>;
-      rows = plain(last.value);
+      reply({ id: request.id, ok: true, rows: [] }, request.sync);
+      return;
     }
-    if (request.end && conn) {
-      const c = conn;
-      conn = null;
-      try {
-        await c.unsafe(request.end === "commit" ? "COMMIT" : "ROLLBACK");
-      } finally {
-        c.release();
-      }
+    if (!conn) conn = await sql!.reserve();
+    const c = conn;
+    // Ended by this request, whatever happens to it.
+    if (end) conn = null;
+    // Pipelined: every statement goes out before the first answer is read, the end of the
+    // transaction too (a COMMIT after a failed statement rolls back: nothing of the tick is kept).
+    const statements = end ? [...request.statements, { text: end, params: [] }] : request.statements;
+    const settled = await Promise.allSettled(statements.map((st) => c.unsafe(st.text, st.params as unknown[])));
+    const failedAt = settled.findIndex((st) => st.status === "rejected");
+    if (end) {
+      // Whatever state a failure left the connection in, no transaction stays open on it.
+      if (failedAt >= 0) await c.unsafe("ROLLBACK").catch(() => {});
+      c.release();
     }
-    reply({ id: request.id, ok: true, rows }, request.sync);
+    if (failedAt >= 0) {
+      const reason = (settled[failedAt] as PromiseRejectedResult).reason as { message?: string; errno?: string; code?: string };
+      // The first failure is the cause; the statements after it fail only because the transaction is aborted.
+      const at = failedAt < request.statements.length ? failedAt : -1;
+      reply({ id: request.id, ok: false, failedAt: at, message: reason?.message ?? String(reason), code: reason?.errno ?? reason?.code }, request.sync);
+      return;
+    }
+    const last = settled[request.statements.length - 1] as PromiseFulfilledResult<unknown>;
+    reply({ id: request.id, ok: true, rows: plain(last.value) }, request.sync);
   } catch (error) {
     const e = error as { message?: string; errno?: string; code?: string };
-    if (request.end && conn) {
+    if (end && conn) {
       conn.release();
       conn = null;
     }

@@ -1,6 +1,6 @@
 import type { StorageFailure } from "../../store/errors.ts";
 import { receiveMessageOnPort } from "node:worker_threads";
-import type { Statement, StatementRunner, WriterReply, WriterRequest } from "./writer-protocol.ts";
+import type { PendingRows, Statement, StatementRunner, WriterReply, WriterRequest } from "./writer-protocol.ts";
 
 /** Bun's MessagePort is the one node:worker_threads takes (one class at run time; the type definitions differ). */
 const receiveNow = receiveMessageOnPort as (port: MessagePort) => { message: unknown } | undefined;
@@ -82,9 +82,42 @@ export class Writer implements StatementRunner {
     if (this.closed) throw new WriterError("the writer is closed", undefined, -1);
     const id = this.nextId++;
     Atomics.store(this.flag, 0, 0);
+    this.port.postMessage({ id, sync: true, statements, end } satisfies WriterRequest);
+    return this.waitFor(id);
+  }
+
+  /**
+   * Sends the statements without waiting: their answer comes while this thread does other work
+   * (the writer thread runs them after what was sent before), and `rows()` waits only for what is
+   * left of the round trip.
+   */
+  send(statements: Statement[]): PendingRows {
+    if (this.closed) throw new WriterError("the writer is closed", undefined, -1);
+    const id = this.nextId++;
+    let answer: { rows: Record<string, unknown>[] } | { error: Error } | null = null;
+    this.waiting.set(id, { resolve: (rows) => (answer = { rows }), reject: (error) => (answer = { error }) });
+    this.port.postMessage({ id, sync: false, statements } satisfies WriterRequest);
+    return {
+      rows: () => {
+        if (!answer) {
+          try {
+            // Its answer comes before that of a request sent after it, which wakes this thread.
+            this.runNow([]);
+            if (!answer) throw new WriterError("the writer answered out of order", undefined, -1);
+          } catch (error) {
+            answer = { error: error as Error };
+          }
+        }
+        if ("error" in answer) throw answer.error;
+        return answer.rows;
+      },
+    };
+  }
+
+  /** Blocks until the answer of request `id` (settling the answers of others that come first). */
+  private waitFor(id: number): Record<string, unknown>[] {
     this.inSyncCall = true;
     try {
-      this.port.postMessage({ id, sync: true, statements, end } satisfies WriterRequest);
       const deadline = performance.now() + this.o.answerTimeoutMs;
       for (;;) {
         for (let received = this.receive(); received; received = this.receive()) {
