@@ -24,7 +24,7 @@ export class SharedBodies {
   private readonly readStmt;
   private readonly dropStmt;
 
-  constructor(private readonly db: Database) {
+  constructor(db: Database) {
     this.insertStmt = db.prepare<never, [Uint8Array]>("INSERT INTO message_bodies (bytes) VALUES (?)");
     this.readStmt = db.prepare<{ bytes: Uint8Array }, [number]>("SELECT bytes FROM message_bodies WHERE body_id = ?");
     this.dropStmt = db.prepare<never, [number]>("DELETE FROM message_bodies WHERE body_id = ?");
