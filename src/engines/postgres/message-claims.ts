@@ -42,7 +42,7 @@ const CHECK_HELD = `
 
 /** A claims check sent ahead of its tick: that tick's transaction, the answer, and (once read) the ids held. */
 interface AheadCheck {
-  tx: unknown;
+  tx: TickSql;
   answer: PendingRows;
   held: Set<string> | null;
 }
