@@ -27,7 +27,7 @@ import { measurePostgres } from "./bench/measure-postgres.ts";
 import { bareLoad, DELAYED, publishLoad } from "./bench/measure-publish.ts";
 import { measureStart } from "./bench/measure-start.ts";
 import { measureStatistics } from "./bench/measure-statistics.ts";
-import { removeDir, SinkClient, startBare, startSink, startSvcd, type Helper, type Svcd } from "./bench/procs.ts";
+import { removeDir, SinkClient, startBare, startFloor, startSink, startSvcd, type Helper, type Svcd } from "./bench/procs.ts";
 import { GENERATOR } from "./bench/load.ts";
 import { machine, markdownTable, rows, terminalTable, threadsSection, type Results } from "./bench/report.ts";
 import { postgresSection } from "./bench/report-postgres.ts";
@@ -199,6 +199,23 @@ await step("delay accuracy", async () => void (results.delay = await measureDela
 await step("fan-out", async () => void (results.fanout = await measureFanout(svcd, sink)));
 const peakB = await stopSvcd(svcd);
 results.emptyPeakRssMb = Math.max(peakA, peakB);
+
+// (1f, 2f) The durable floor on the same loads: how far svcd is from the least a durable relay pays.
+await step("the durable floor: publish, then end to end", async () => {
+  const floor = await startFloor();
+  live.push(floor);
+  try {
+    results.floor = {};
+    const publish = () => publishLoad(floor, `${sink.url}/publish`, DELAYED);
+    results.floor.publish = await withThreads(floor, "durable floor: publish (delayed)", publish, (r) => r.total);
+    await sink.reset();
+    const endToEnd = () => endToEndRun(floor, sink);
+    results.floor.endToEnd = await withThreads(floor, "durable floor: end to end", endToEnd, (r) => r.delivered);
+  } finally {
+    await floor.stop();
+    live.splice(live.indexOf(floor), 1);
+  }
+});
 
 // (4) Backlog: a store filled directly with delayed messages, then rows 1 and 2 again.
 await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delayed messages`, async () => {

@@ -7,7 +7,7 @@
 import { BENCH } from "./config.ts";
 import { hammer, wallNow, type LoadResult } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
-import type { SinkClient, Svcd } from "./procs.ts";
+import type { Publishable, SinkClient } from "./procs.ts";
 
 export interface EndToEndRun {
   messages: number;
@@ -18,7 +18,7 @@ export interface EndToEndRun {
   perSecond: number;
 }
 
-export async function endToEndRun(svcd: Svcd, sink: SinkClient, messages = BENCH.deliveryMessages): Promise<EndToEndRun> {
+export async function endToEndRun(svcd: Publishable, sink: SinkClient, messages = BENCH.deliveryMessages): Promise<EndToEndRun> {
   await sink.reset();
   const spec = { url: svcd.publishUrl(`${sink.url}/e2e`), method: "POST", headers: { ...svcd.auth, ...BODY_HEADERS }, body: BODY };
   const t0 = wallNow();

@@ -10,7 +10,7 @@
 import { BENCH } from "./config.ts";
 import { hammer, type LoadResult } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
-import type { Helper, Svcd } from "./procs.ts";
+import type { Helper, Publishable } from "./procs.ts";
 
 export interface PublishThroughput {
   bare: LoadResult;
@@ -19,7 +19,7 @@ export interface PublishThroughput {
 }
 
 /** svcd's side (reused by the backlog measurement). */
-export async function publishLoad(svcd: Svcd, destination: string, extraHeaders: Record<string, string> = {}): Promise<LoadResult> {
+export async function publishLoad(svcd: Publishable, destination: string, extraHeaders: Record<string, string> = {}): Promise<LoadResult> {
   const spec = {
     url: svcd.publishUrl(destination),
     method: "POST",

@@ -67,19 +67,39 @@ export function removeDir(dir: string) {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** What a publishing load needs of a server: svcd, or the durable floor. */
+export type Publishable = Pick<Svcd, "auth" | "publishUrl">;
+
 export interface Helper {
   url: string;
   pid: number;
   stop(): Promise<void>;
 }
 
-async function startHelper(file: string): Promise<Helper> {
-  const proc: ServerProcess = await spawnServer([BUN, join(ROOT, "scripts/bench", file)], { cwd: ROOT });
+async function startHelper(file: string, args: string[] = []): Promise<Helper> {
+  const proc: ServerProcess = await spawnServer([BUN, join(ROOT, "scripts/bench", file), ...args], { cwd: ROOT });
   return { url: proc.url, pid: proc.proc.pid, stop: async () => void (await proc.stop("SIGKILL")) };
 }
 
 export const startSink = () => startHelper("sink.ts");
 export const startBare = () => startHelper("bare-server.ts");
+/**
+ * The durable floor (durable-floor.ts), its SQLite file in a folder of its own that `stop` removes;
+ * publishes to it go through `publishUrl` as svcd's do.
+ */
+export async function startFloor(): Promise<Helper & Publishable> {
+  const dir = mkdtempSync(join(tmpdir(), "svcd-floor-"));
+  const helper = await startHelper("durable-floor.ts", [join(dir, "floor.sqlite")]);
+  return {
+    ...helper,
+    auth: {},
+    publishUrl: (destination) => `${helper.url}/v2/publish/${destination}`,
+    stop: async () => {
+      await helper.stop();
+      removeDir(dir);
+    },
+  };
+}
 
 /** Sink control: counts and arrival stamps since the last reset. */
 export class SinkClient {

@@ -17,6 +17,8 @@ export interface Results {
   publish?: PublishThroughput & { delayed: LoadResult; delayedRatio: number };
   delivery?: DeliveryThroughput;
   endToEnd?: { run: EndToEndRun; baseline: number; ratio: number };
+  /** The durable floor (durable-floor.ts): the least any durable relay in Bun pays, on the same loads. */
+  floor?: { publish?: LoadResult; endToEnd?: EndToEndRun };
   latency?: LatencyResult;
   backlog?: {
     fill: FillResult;
@@ -105,6 +107,8 @@ export function rows(r: Results): Row[] {
       met: yes(e.ratio >= 0.35),
     });
   } else missing("2b", "End to end, publishing and delivering at once", "failed");
+
+  out.push(...floorRows(r));
 
   if (r.latency) {
     const l = r.latency;
@@ -214,6 +218,38 @@ export function rows(r: Results): Row[] {
     });
   } else missing("8", "Delay accuracy", "failed");
   out.push(...postgresRows(r.postgres));
+  return out;
+}
+
+/** Rows 1f and 2f: svcd against the durable floor, and the floor against the targets' baselines. */
+function floorRows(r: Results): Row[] {
+  const out: Row[] = [];
+  const floor = r.floor;
+  const floorOf = "the durable floor: one thread, one INSERT per publish, one DELETE per delivery";
+  if (floor?.publish && r.publish) {
+    const bare = r.publish.bare.rps;
+    out.push({
+      id: "1f",
+      measure: `Publish (row 1) against ${floorOf}, req/s`,
+      svcd: n0(r.publish.delayed.rps),
+      baseline: `${n0(floor.publish.rps)} (floor; ${n2(floor.publish.rps / bare)} of bare Bun.serve)`,
+      result: n2(r.publish.delayed.rps / floor.publish.rps),
+      target: "(report)",
+      met: "n/a",
+    });
+  }
+  if (floor?.endToEnd && r.endToEnd) {
+    const loop = r.endToEnd.baseline;
+    out.push({
+      id: "2f",
+      measure: `End to end (row 2b) against ${floorOf}, msgs/s`,
+      svcd: n0(r.endToEnd.run.perSecond),
+      baseline: `${n0(floor.endToEnd.perSecond)} (floor; ${n2(floor.endToEnd.perSecond / loop)} of the plain fetch loop)`,
+      result: n2(r.endToEnd.run.perSecond / floor.endToEnd.perSecond),
+      target: "(report)",
+      met: "n/a",
+    });
+  }
   return out;
 }
 
