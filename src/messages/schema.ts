@@ -39,6 +39,16 @@ export const messageMigrations: Migration[] = [
     -- the log entry that also held the body is gone: the message's deletion drops the body
     ALTER TABLE messages ADD COLUMN body_alone INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    // An account's messages in the order they were stored (bulk cancel's pages, `ORDER BY rowid`):
+    // SQLite ends every index with the rowid, so (account_id) alone gives that order as one range,
+    // where (account_id, created_at) sorted all of the account's messages again for every page.
+    id: "messages/003-account-order",
+    sql: `DROP INDEX messages_account;
+    CREATE INDEX messages_account ON messages (account_id);`,
+    // PostgreSQL orders them by seq (postgres/001) and plans the pages by itself: its index stays.
+    postgres: "SELECT 1",
+  },
 ];
 
 /**

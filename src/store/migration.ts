@@ -3,4 +3,6 @@ export interface Migration {
   /** Namespaced and ordered within its domain, e.g. `messages/001-create`. */
   id: string;
   sql: string;
+  /** The step in PostgreSQL's dialect, when translating `sql` would not say the same (see engines/postgres/ddl.ts). */
+  postgres?: string;
 }

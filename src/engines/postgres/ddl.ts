@@ -24,6 +24,6 @@ export interface PostgresMigration {
 }
 
 /** The shared migrations in PostgreSQL's dialect, then the engine's own (cluster tables, claim columns). */
-export function postgresMigrations(shared: readonly (Migration & { postgres?: string })[], own: readonly PostgresMigration[]): PostgresMigration[] {
+export function postgresMigrations(shared: readonly Migration[], own: readonly PostgresMigration[]): PostgresMigration[] {
   return [...shared.map((m) => ({ id: m.id, sql: m.postgres ?? toPostgres(m.sql) })), ...own];
 }
