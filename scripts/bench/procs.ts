@@ -87,9 +87,13 @@ export const startBare = () => startHelper("bare-server.ts");
  * The durable floor (durable-floor.ts), its SQLite file in a folder of its own that `stop` removes;
  * publishes to it go through `publishUrl` as svcd's do.
  */
-export async function startFloor(): Promise<Helper & Publishable> {
+export async function startFloor(fronts?: number): Promise<Helper & Publishable> {
   const dir = mkdtempSync(join(tmpdir(), "svcd-floor-"));
-  const helper = await startHelper("durable-floor.ts", [join(dir, "floor.sqlite")]);
+  const file = join(dir, "floor.sqlite");
+  // With `fronts`: the floor on threads (floor-threads/writer.ts), HTTP on that many threads.
+  const helper = fronts
+    ? await startHelper("floor-threads/writer.ts", [file, String(fronts)])
+    : await startHelper("durable-floor.ts", [file]);
   return {
     ...helper,
     auth: {},
