@@ -2,9 +2,11 @@
  * A CPU profile of svcd's main thread under one load, for the "where the time goes" notes:
  *
  *   bun scripts/bench/profile.ts [publish|delivering|delivery|e2e] [seconds or messages] [--root <checkout>]
+ *       [--engine postgres]
  *
  * Starts svcd under `bun --cpu-prof`, runs the load (scripts/bench/load.ts's generator), stops it
  * with SIGTERM (the profile is written on exit) and prints scripts/bench/profile-summary.ts's view.
+ * `--engine postgres`: svcd on a fresh database of the tests' embedded PostgreSQL.
  */
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,17 +17,20 @@ import { deliveryRun } from "./measure-delivery.ts";
 import { DELAYED, publishLoad } from "./measure-publish.ts";
 import { removeDir, SinkClient, startSink, startSvcd } from "./procs.ts";
 import { summarise } from "./profile-summary.ts";
+import { freshDatabase, stopTestPostgres } from "../../test/helpers/postgres.ts";
 
 const phase = process.argv[2] ?? "publish";
 const amount = Number(process.argv[3] ?? (phase === "e2e" || phase === "delivery" ? 20000 : 5));
 const rootAt = process.argv.indexOf("--root");
 const root = rootAt > 0 ? process.argv[rootAt + 1] : undefined;
+const engineAt = process.argv.indexOf("--engine");
+const db = engineAt > 0 && process.argv[engineAt + 1] === "postgres" ? await freshDatabase() : undefined;
 const profDir = mkdtempSync(join(tmpdir(), "svcd-prof-"));
 BENCH.publishSeconds = amount;
 
 const sinkProc = await startSink();
 const sink = new SinkClient(sinkProc.url);
-const svcd = await startSvcd({ root, bunArgs: ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=200"] });
+const svcd = await startSvcd({ root, db, bunArgs: ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=200"] });
 try {
   if (phase === "publish") console.log(await publishLoad(svcd, `${sink.url}/p`, DELAYED));
   else if (phase === "delivering") console.log(await publishLoad(svcd, `${sink.url}/p`));
@@ -36,6 +41,7 @@ try {
   await svcd.stop();
   await sinkProc.stop();
   removeDir(svcd.dir);
+  if (db) await stopTestPostgres();
 }
 const files = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
 console.log(`profiles: ${files.join(", ")}`);
