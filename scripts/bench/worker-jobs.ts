@@ -2,7 +2,7 @@
  * The delivery worker alone: CPU µs per job of each thread, A/B of two checkouts in one run.
  *
  *   bun scripts/bench/worker-jobs.ts --a <checkout A> [--b <checkout B, default this one>]
- *       [--rounds 5] [--jobs 20000] [--in-flight 64] [--bare]
+ *       [--rounds 5] [--jobs 20000] [--in-flight 64] [--bare] [--together]
  *
  * Each side runs in a process of its own (Bun's HTTP client thread is per process): it starts the
  * checkout's real src/delivery/worker.ts and feeds it jobs the way the pool does (packed batches,
@@ -11,7 +11,9 @@
  * delivery worker, Bun's HTTP client thread, its own main thread (the pool's side: packing jobs,
  * unpacking outcomes) and the rest. `--bare` adds a third side: the same POSTs as a plain fetch
  * loop on one worker thread (no signing, no timeout signal, no answer reading beyond bytes()).
- * Sides alternate their order each round; the table shows medians.
+ * Sides alternate their order each round, or with `--together` run at the same time (the load
+ * of whoever else uses the machine then falls on both alike; they slow each other down, so their
+ * absolute numbers are higher). The table shows medians, and the median of each round's B − A.
  */
 import { parseArgs } from "node:util";
 import { startSink } from "./procs.ts";
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     jobs: { type: "string", default: "20000" },
     "in-flight": { type: "string", default: "64" },
     bare: { type: "boolean", default: false },
+    together: { type: "boolean", default: false },
     // Internal: one side's run.
     child: { type: "string" },
     sink: { type: "string" },
@@ -59,21 +62,28 @@ const sink = await startSink();
 try {
   for (let round = 0; round < Number(values.rounds); round++) {
     const order = round % 2 === 0 ? sides : [...sides].reverse();
-    for (const side of order) {
-      const child = Bun.spawn(
-        [process.execPath, import.meta.path, "--child", side.root, "--sink", sink.url, "--jobs", String(jobs), "--in-flight", String(inFlight)],
-        { stdout: "pipe", stderr: "inherit" },
-      );
-      const text = await new Response(child.stdout).text();
-      if ((await child.exited) !== 0) throw new Error(`side ${side.name} failed`);
-      const s = JSON.parse(text.trim().split("\n").pop()!) as Sample;
+    // Together: the sides run at the same time, so the machine's other load falls on all alike.
+    const results = values.together ? await Promise.all(order.map(runChild)) : [];
+    if (!values.together) for (const side of order) results.push(await runChild(side));
+    order.forEach((side, i) => {
+      const s = results[i]!;
       samples.set(side.name, [...(samples.get(side.name) ?? []), s]);
       const cpu = GROUPS.map((k) => `${k} ${s.cpu[k]!.toFixed(1)}`).join(", ");
       console.error(`round ${round + 1} ${side.name}: ${Math.round(s.rate)} jobs/s; µs/job ${cpu}`);
-    }
+    });
   }
 } finally {
   await sink.stop();
+}
+
+async function runChild(side: { name: string; root: string }): Promise<Sample> {
+  const child = Bun.spawn(
+    [process.execPath, import.meta.path, "--child", side.root, "--sink", sink.url, "--jobs", String(jobs), "--in-flight", String(inFlight)],
+    { stdout: "pipe", stderr: "inherit" },
+  );
+  const text = await new Response(child.stdout).text();
+  if ((await child.exited) !== 0) throw new Error(`side ${side.name} failed`);
+  return JSON.parse(text.trim().split("\n").pop()!) as Sample;
 }
 
 console.log(`\n${sides.map((s) => `${s.name} = ${s.root}`).join("\n")}\n${jobs} jobs per run, ${inFlight} under way\n`);
@@ -83,6 +93,11 @@ for (const side of sides) {
   const cols = GROUPS.map((k) => median(list.map((s) => s.cpu[k]!)).toFixed(1));
   console.log(`| ${side.name} | ${Math.round(median(list.map((s) => s.rate)))} | ${cols.join(" | ")} |`);
 }
+// Each round's B minus A: with --together the two ran under the same load, so the pairs vary far
+// less than the sides do from round to round.
+const pairs = (k: string) => (samples.get("A") ?? []).map((a, i) => samples.get("B")![i]!.cpu[k]! - a.cpu[k]!);
+console.log(`| B − A, median of the rounds' pairs | | ${GROUPS.map((k) => median(pairs(k)).toFixed(1)).join(" | ")} |`);
+console.log(`\nworker B − A per round: ${pairs("worker").map((d) => d.toFixed(1)).join(", ")}`);
 process.exit(0);
 
 /** One side: the checkout's worker (or the bare loop) fed `jobs` jobs after a warm-up. */
