@@ -41,7 +41,13 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 type Sample = { rate: number; cpu: Record<string, number> };
 const GROUPS = ["worker", "http client", "main", "other", "all"];
 const group = (name: string) =>
-  name.endsWith("(main)") ? "main" : name.startsWith("Worker") ? "worker" : name.startsWith("HTTP Client") ? "http client" : "other";
+  name.endsWith("(main)")
+    ? "main"
+    : name.startsWith("Worker")
+      ? "worker"
+      : name.startsWith("HTTP Client")
+        ? "http client"
+        : "other";
 
 if (values.child !== undefined) {
   console.log(JSON.stringify(await runSide(values.child, values.sink!)));
@@ -78,7 +84,8 @@ try {
 
 async function runChild(side: { name: string; root: string }): Promise<Sample> {
   const child = Bun.spawn(
-    [process.execPath, import.meta.path, "--child", side.root, "--sink", sink.url, "--jobs", String(jobs), "--in-flight", String(inFlight)],
+    [process.execPath, import.meta.path, "--child", side.root, "--sink", sink.url]
+      .concat(["--jobs", String(jobs), "--in-flight", String(inFlight)]),
     { stdout: "pipe", stderr: "inherit" },
   );
   const text = await new Response(child.stdout).text();
