@@ -7,18 +7,26 @@ const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const randomPool = new Uint8Array(4096);
 let randomAt = randomPool.length;
 
-/** Random base58 text; rejection sampling (bytes ≥ 232 = 4 × 58 are skipped) keeps every character equally likely. */
+const BASE58_CODES = Uint8Array.from(BASE58, (c) => c.charCodeAt(0));
+let chars = Buffer.allocUnsafe(64);
+
+/**
+ * Random base58 text; rejection sampling (bytes ≥ 232 = 4 × 58 are skipped) keeps every character
+ * equally likely. The characters go into a byte buffer read out as one flat string: appending
+ * them one by one left a 24-piece rope to flatten later, about 1 µs per signed delivery.
+ */
 export function randomBase58(length: number): string {
-  let out = "";
-  while (out.length < length) {
+  if (chars.length < length) chars = Buffer.allocUnsafe(length);
+  let k = 0;
+  while (k < length) {
     if (randomAt === randomPool.length) {
       crypto.getRandomValues(randomPool);
       randomAt = 0;
     }
     const b = randomPool[randomAt++]!;
-    if (b < 232) out += BASE58[b % 58];
+    if (b < 232) chars[k++] = BASE58_CODES[b % 58]!;
   }
-  return out;
+  return chars.toString("latin1", 0, length);
 }
 
 /** Fixed-width base58 of a non-negative integer; the alphabet is in ASCII order, so text order = number order. */

@@ -15,7 +15,7 @@ interface Slot {
 export class RequestSlots {
   /** The requests under way, with their start times (performance.now). */
   private readonly running = new Set<Slot>();
-  private readonly waiting: Array<(slot: Slot) => void> = [];
+  private readonly waiting: Array<() => Promise<unknown>> = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -25,20 +25,46 @@ export class RequestSlots {
   ) {}
 
   /** Runs `request` once a slot is free; the slot is given back when it settles. */
-  async run<T>(request: () => Promise<T>): Promise<T> {
-    const slot =
-      this.waiting.length === 0 && this.hasRoom()
-        ? this.take()
-        : await new Promise<Slot>((start) => {
-            this.waiting.push(start);
-            this.armTimer();
-          });
-    try {
-      return await request();
-    } finally {
+  run<T>(request: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.start(() => {
+        let promise: Promise<T>;
+        try {
+          promise = request();
+        } catch (error) {
+          promise = Promise.reject(error);
+        }
+        promise.then(resolve, reject);
+        return promise;
+      }),
+    );
+  }
+
+  /**
+   * As run, without a promise of its own: a request that waits is only a function in a queue (the
+   * dispatcher hands a worker up to 2048 jobs at once).
+   */
+  start(request: () => Promise<unknown>): void {
+    if (this.waiting.length === 0 && this.hasRoom()) this.begin(request);
+    else {
+      this.waiting.push(request);
+      this.armTimer();
+    }
+  }
+
+  private begin(request: () => Promise<unknown>): void {
+    const slot = this.take();
+    const release = () => {
       this.running.delete(slot);
       this.startWaiting();
+    };
+    let promise: Promise<unknown>;
+    try {
+      promise = request();
+    } catch (error) {
+      promise = Promise.reject(error);
     }
+    promise.then(release, release);
   }
 
   /** Requests waiting for a slot. */
@@ -61,8 +87,8 @@ export class RequestSlots {
   }
 
   private startWaiting(): void {
-    // The slot is taken here, so it counts before the started request's own turn comes.
-    while (this.waiting.length > 0 && this.hasRoom()) this.waiting.shift()!(this.take());
+    // Each starts at once, so its slot counts before the next one is considered.
+    while (this.waiting.length > 0 && this.hasRoom()) this.begin(this.waiting.shift()!);
     this.armTimer();
   }
 

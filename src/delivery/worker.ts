@@ -7,7 +7,7 @@ import { ManualClock, RealClock, type Clock } from "../core/clock.ts";
 import { FlowGate } from "../flow-control/gate.ts";
 import { GlobalSlots } from "../flow-control/global-slots.ts";
 import { signDelivery } from "../signing/jwt.ts";
-import { performRequest } from "./http-attempt.ts";
+import { performRequest, type AttemptResult } from "./http-attempt.ts";
 import { RequestSlots } from "./request-slots.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { DeliveryJob, FromWorker, ToWorker } from "./worker-protocol.ts";
@@ -36,51 +36,66 @@ const gate = new FlowGate(
     now,
     at: (atMs, fn) => clock.at(atMs, fn),
   },
-  deliver,
+  (job: DeliveryJob, startedAt: number) => new Promise<void>((ended) => deliver(job, startedAt, ended)),
   globalSlots,
 );
 
 /** Requests under way at once (see RequestSlots); the pool's size arrives with "hello". */
 let slots = new RequestSlots(KEEP_ALIVE_POOL, SLOW_REQUEST_MS);
 
-async function deliver(job: DeliveryJob, startedAt = now()) {
+/**
+ * Carries out one job: its attempt (two for a duplicate fault), after an injected delay if any,
+ * then its outcome. `ended` runs once it is over, reported or taken out while held.
+ */
+function deliver(job: DeliveryJob, startedAt = now(), ended?: () => void): void {
   const fault = job.fault;
-  if (fault?.kind === "delay") {
-    // Taken out while it waits (a cancel, a shutdown): whoever took it reports it; this attempt
-    // ends here, so a flow-control lane gets its slot back.
-    const go = await new Promise<boolean>((resolve) => hold(job, fault.delayMs ?? 0, () => resolve(true), () => resolve(false)));
-    if (!go) return;
-  }
-  let t0 = 0;
-  const attempt = () =>
-    slots.run(() => {
-      t0 = performance.now();
-      const headers = new Headers(job.headers);
-      headers.set(
-        job.signatureHeader,
-        // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
-        // even when the server runs on a manual clock.
-        signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
-      );
-      return performRequest({
-        url: job.url,
-        method: job.method,
-        headers,
-        body: job.body,
-        timeoutMs: job.timeoutMs,
-        maxResponseBytes: job.maxResponseBytes,
-        headersOf2xx: job.headersOf2xx,
-      });
-    });
-  let result = await attempt();
-  // As after a crash between the request and its record: the receiver gets the message again.
-  if (fault?.kind === "duplicate") result = await attempt();
-  if (fault?.kind === "timeout-after-answer" && result.status !== undefined)
-    result = {
-      error: `injected fault: the receiver answered ${result.status}, reported as a timeout (no answer within ${job.timeoutMs} ms)`,
-    };
-  const marked = fault ? { fault: { kind: fault.kind, rule: fault.rule } } : {};
-  report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result, ...marked });
+  // Taken out while it waits (a cancel, a shutdown): whoever took it reports it; this attempt
+  // ends here, so a flow-control lane gets its slot back.
+  if (fault?.kind === "delay") return hold(job, fault.delayMs ?? 0, () => attempt(job, startedAt, ended), ended);
+  attempt(job, startedAt, ended);
+}
+
+/** Waits for a request slot as a plain function in its queue, not as a promise (see RequestSlots.start). */
+function attempt(job: DeliveryJob, startedAt: number, ended?: () => void, again = false): void {
+  const fault = job.fault;
+  slots.start(async () => {
+    const t0 = performance.now();
+    let result: AttemptResult;
+    try {
+      result = await request(job);
+    } catch (error) {
+      // Headers fetch refuses (checked at publish, so not expected): an outcome all the same.
+      result = { error: String((error as Error)?.message ?? error) };
+    }
+    // As after a crash between the request and its record: the receiver gets the message again.
+    if (fault?.kind === "duplicate" && !again) return attempt(job, startedAt, ended, true);
+    if (fault?.kind === "timeout-after-answer" && result.status !== undefined)
+      result = {
+        error: `injected fault: the receiver answered ${result.status}, reported as a timeout (no answer within ${job.timeoutMs} ms)`,
+      };
+    const marked = fault ? { fault: { kind: fault.kind, rule: fault.rule } } : {};
+    report({ ticket: job.ticket, messageId: job.messageId, startedAt, durationMs: performance.now() - t0, ...result, ...marked });
+    ended?.();
+  });
+}
+
+function request(job: DeliveryJob): Promise<AttemptResult> {
+  const headers = new Headers(job.headers);
+  headers.set(
+    job.signatureHeader,
+    // Receivers check iat/nbf/exp against their own wall clock, so signatures use real time
+    // even when the server runs on a manual clock.
+    signDelivery({ key: job.signingKey, issuer: job.issuer, url: job.url, body: job.body, nowMs: Date.now() }),
+  );
+  return performRequest({
+    url: job.url,
+    method: job.method,
+    headers,
+    body: job.body,
+    timeoutMs: job.timeoutMs,
+    maxResponseBytes: job.maxResponseBytes,
+    headersOf2xx: job.headersOf2xx,
+  });
 }
 
 /** Jobs an injected delay or reorder holds back, by ticket: a cancel or a shutdown takes them out unstarted. */
@@ -111,7 +126,7 @@ function submit(job: DeliveryJob, reordered = false): void {
   const { fault } = job;
   if (fault?.kind === "reorder" && !reordered) return hold(job, fault.delayMs ?? DEFAULT_REORDER_MS, () => submit(job, true));
   if (job.flow) gate.submit({ ...job, flow: job.flow });
-  else void deliver(job);
+  else deliver(job);
 }
 const DEFAULT_REORDER_MS = 1_000;
 

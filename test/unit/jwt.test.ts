@@ -87,6 +87,32 @@ describe("signDelivery", () => {
     expect(decodeSegment(h ?? "")).toBe('{"alg":"HS256","typ":"JWT"}');
   });
 
+  test("claims text is JSON.stringify's, for any issuer and URL, one after another", () => {
+    const cases = [
+      { issuer: "Svc", url: "https://example.com/hook?a=1" },
+      { issuer: 'Up"stash\\', url: "https://例え.jp/パス?q=ü&x=\u2028" },
+      { issuer: "Svc", url: "https://example.com/other" },
+      { issuer: "Svc", url: "https://example.com/hook?a=1" },
+    ];
+    for (const { issuer, url } of cases) {
+      const token = signDelivery({ key: KEY, issuer, url, body: enc.encode("b"), nowMs, jti: 'jwt_"odd"' });
+      const payload = token.split(".")[1] ?? "";
+      const iat = Math.floor(nowMs / 1000);
+      const body = createHash("sha256").update("b").digest("base64url") + "=";
+      const expected = { iss: issuer, sub: url, iat, nbf: iat, exp: iat + 300, jti: 'jwt_"odd"', body };
+      expect(decodeSegment(payload)).toBe(JSON.stringify(expected));
+      expect(signedWith(token, KEY)).toBe(true);
+    }
+  });
+
+  test("each key signs with its own HMAC, keys taking turns", () => {
+    const other = "sig_other9mBvP2yRcWd7LhJsEaGfQ";
+    for (const key of [KEY, other, KEY, other]) {
+      const token = signDelivery({ key, issuer: "Svc", url: "https://w", body: new Uint8Array(), nowMs });
+      expect(signedWith(token, key)).toBe(true);
+    }
+  });
+
   test("random jti: jwt_ + 24 base58 chars, different each time", () => {
     const jtis = new Set<string>();
     for (let i = 0; i < 50; i++) {

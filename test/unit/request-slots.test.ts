@@ -61,3 +61,30 @@ test("a request under way longer than slowMs stops holding back the ones waiting
   slow.end();
   expect(await second).toBe("next");
 });
+
+test("start: the same slots without a promise per request; a throwing or failing request gives its slot back", async () => {
+  let now = 0;
+  const slots = new RequestSlots(1, 1000, () => now);
+  const started: string[] = [];
+  const a = pending(started, "a");
+  const b = pending(started, "b");
+  slots.start(a.request);
+  slots.start(() => {
+    started.push("throws");
+    throw new Error("bad header");
+  });
+  slots.start(() => {
+    started.push("rejects");
+    return Promise.reject(new Error("refused"));
+  });
+  slots.start(b.request);
+  await tick();
+  expect(started).toEqual(["a"]);
+  expect(slots.queued).toBe(3);
+  a.end();
+  await waitUntil(() => started.length === 4, { what: "the queued requests to start in order" });
+  expect(started).toEqual(["a", "throws", "rejects", "b"]);
+  expect(slots.queued).toBe(0);
+  b.end();
+  expect(await slots.run(() => Promise.resolve("next"))).toBe("next");
+});
