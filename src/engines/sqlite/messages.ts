@@ -10,12 +10,19 @@ import type { SharedBodies } from "./bodies.ts";
 const COLUMNS =
   "id, account_id, kind, state, dispatch_at, not_before, created_at, retried, max_retries, url, method, headers, body, topic_name, queue_name, schedule_id, caller_ip, label, flow_key, extra";
 
+/**
+ * From this many ids on, a claim pass's claims go in one UPDATE over json_each (1.7 µs per message
+ * against 2.2 for an UPDATE each at 64 and 512 ids; at 16 the JSON costs more than it saves).
+ */
+const CLAIM_ALL_FROM = 32;
+
 /** Live (not yet finished) messages on SQLite: statements prepared once. */
 export class SqliteMessageStore implements MessageStorage {
   private readonly insertStmt;
   private readonly getStmt;
   private readonly dueStmt;
   private readonly claimStmt;
+  private readonly claimAllStmt;
   private readonly rescheduleStmt;
   private readonly bodyOfStmt;
   private readonly deleteStmt;
@@ -40,6 +47,9 @@ export class SqliteMessageStore implements MessageStorage {
        WHERE m.dispatch_at IS NOT NULL AND m.dispatch_at <= ? ORDER BY m.dispatch_at LIMIT ?`,
     );
     this.claimStmt = db.prepare("UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL WHERE id = ?");
+    this.claimAllStmt = db.prepare<never, [string]>(
+      "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL WHERE id IN (SELECT value FROM json_each(?))",
+    );
     this.rescheduleStmt = db.prepare(
       "UPDATE messages SET state = ?, dispatch_at = ?, retried = ? WHERE id = ?",
     );
@@ -96,6 +106,10 @@ export class SqliteMessageStore implements MessageStorage {
   }
   claim(id: string): void {
     this.claimStmt.run(id);
+  }
+  claimDue(ids: readonly string[]): void {
+    if (ids.length < CLAIM_ALL_FROM) for (const id of ids) this.claimStmt.run(id);
+    else this.claimAllStmt.run(JSON.stringify(ids));
   }
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
     this.rescheduleStmt.run(state, dispatchAt, retried, id);
