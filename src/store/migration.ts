@@ -3,4 +3,6 @@ export interface Migration {
   /** Namespaced and ordered within its domain, e.g. `messages/001-create`. */
   id: string;
   sql: string;
+  /** Its PostgreSQL text, when the translation of `sql` would not do (engines/postgres/ddl.ts). */
+  postgres?: string;
 }
