@@ -42,7 +42,7 @@ export const messageMigrations: Migration[] = [
   {
     // A message's deletion drops its body when it was the body's last holder, inside the DELETE
     // itself: a read of the row before each deletion cost 0.8 µs per message ended.
-    id: "messages/003-drop-alone-body",
+    id: "messages/004-drop-alone-body",
     sql: `CREATE TRIGGER messages_drop_alone_body AFTER DELETE ON messages
     WHEN OLD.body_alone = 1 AND OLD.shared_body IS NOT NULL
     BEGIN DELETE FROM message_bodies WHERE body_id = OLD.shared_body; END;`,

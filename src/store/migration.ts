@@ -3,6 +3,6 @@ export interface Migration {
   /** Namespaced and ordered within its domain, e.g. `messages/001-create`. */
   id: string;
   sql: string;
-  /** Its PostgreSQL text, when the translation of `sql` would not do (engines/postgres/ddl.ts). */
+  /** The step in PostgreSQL's dialect, when translating `sql` would not say the same (see engines/postgres/ddl.ts). */
   postgres?: string;
 }

@@ -15,7 +15,7 @@ const SHARED_FROM_BYTES = 256;
  * The body has two holders: the message row until the message ends, the log entry until
  * retention prunes it. Whichever goes last drops the body: the log's pruning drops the bodies of
  * entries whose message is gone and marks the others' rows (`body_alone`), so that the message's
- * deletion drops it then (a trigger, messages/003-drop-alone-body).
+ * deletion drops it then (a trigger, messages/004-drop-alone-body).
  */
 export class SharedBodies {
   /** Bodies stored by the write under way, so the new message's CREATED entry finds its row. */
