@@ -82,12 +82,15 @@ export class Dispatcher implements BackgroundService {
       deps.commit.nested(() => {
         const due = store.due(nowMs, limit);
         const claimed: MessageRecord[] = [];
+        const ids: string[] = [];
         for (const m of due) {
           if (!gate.admit(m, nowMs)) continue;
-          store.claim(m.id);
+          ids.push(m.id);
           lifecycle.claimed(m, nowMs);
           claimed.push(m);
         }
+        // One statement for the batch (nothing in between reads the claimed rows).
+        store.claimDue(ids);
         return { claimed, seen: due.length };
       });
     this.timer = new DueTimer(deps.clock, () => this.wake());

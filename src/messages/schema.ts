@@ -49,6 +49,16 @@ export const messageMigrations: Migration[] = [
     // PostgreSQL orders them by seq (postgres/001) and plans the pages by itself: its index stays.
     postgres: "SELECT 1",
   },
+  {
+    // A message's deletion drops its body when it was the body's last holder, inside the DELETE
+    // itself: a read of the row before each deletion cost 0.8 µs per message ended.
+    id: "messages/004-drop-alone-body",
+    sql: `CREATE TRIGGER messages_drop_alone_body AFTER DELETE ON messages
+    WHEN OLD.body_alone = 1 AND OLD.shared_body IS NOT NULL
+    BEGIN DELETE FROM message_bodies WHERE body_id = OLD.shared_body; END;`,
+    // PostgreSQL stores every body with its message (no shared bodies): nothing to drop.
+    postgres: "SELECT 1",
+  },
 ];
 
 /**

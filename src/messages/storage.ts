@@ -23,6 +23,8 @@ export interface MessageStorage {
   read(accountId: string, id: string): MessageRecord | undefined | Promise<MessageRecord | undefined>;
   due(nowMs: number, limit: number): MessageRecord[];
   claim(id: string): void;
+  /** Claims messages `due` handed out in this write, all at once (one statement where the engine can). */
+  claimDue(ids: readonly string[]): void;
   /** Of these messages, those whose attempt this process started is still its own (not handed back to others). */
   stillClaimed(ids: readonly string[]): Set<string>;
   /**

@@ -5,6 +5,7 @@ import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { MessageCensus } from "../messages/storage.ts";
 import type { BuildInfo } from "../startup/build-info.ts";
+import { CountedHistogram } from "./counted-histogram.ts";
 
 /** What the scrape reads at the moment it happens (levels, not events). */
 export interface MetricSources {
@@ -40,42 +41,45 @@ export class ServerMetrics {
 
   constructor(events: MessageEvents, sources: MetricSources) {
     const registers = [this.registry];
-    const counter = (name: string, help: string) => new Counter({ name, help, labelNames: ["account"] as const, registers });
-    const published = new Counter({ name: "svcd_messages_published_total", help: "Messages stored for delivery: publishes, batch elements, schedule triggers, DLQ retries, callbacks (kind)", labelNames: ["account", "kind"] as const, registers });
+    // The message counters and histograms move once per message: counted in Maps, which prom-client
+    // reads at each scrape (its own inc and observe hash a labels object every time).
+    const counter = (name: string, help: string) => countedCounter(registers, name, help, "account");
+    const published = countedCounter(registers, "svcd_messages_published_total", "Messages stored for delivery: publishes, batch elements, schedule triggers, DLQ retries, callbacks (kind)", "account", "kind");
     const delivered = counter("svcd_messages_delivered_total", "Messages delivered (a 2XX answer)");
     const retried = counter("svcd_messages_retried_total", "Failed attempts followed by a retry");
     const failed = counter("svcd_messages_failed_total", "Messages that failed for good and moved to the DLQ");
     const cancelled = counter("svcd_messages_cancelled_total", "Messages cancelled before delivery");
-    const attempts = new Histogram({
-      name: "svcd_delivery_attempt_duration_seconds",
-      help: "Duration of each delivery attempt, by what came back (2xx, 3xx, 4xx, 5xx, or no_answer: timeout, refused, reset)",
-      labelNames: ["result"] as const,
-      buckets: ATTEMPT_BUCKETS,
-      registers,
-    });
-    const latency = new Histogram({
-      name: "svcd_delivery_latency_seconds",
-      help: "From the time a message was due (its publish, or its delay) to its delivery, retries included",
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    const attempts = new CountedHistogram(
+      "svcd_delivery_attempt_duration_seconds",
+      "Duration of each delivery attempt, by what came back (2xx, 3xx, 4xx, 5xx, or no_answer: timeout, refused, reset)",
+      ATTEMPT_BUCKETS,
+      "result",
+    );
+    const latency = new CountedHistogram(
+      "svcd_delivery_latency_seconds",
+      "From the time a message was due (its publish, or its delay) to its delivery, retries included",
+      LATENCY_BUCKETS,
+      null,
+    );
+    this.registry.registerMetric(attempts as never);
+    this.registry.registerMetric(latency as never);
 
-    const attempted = (outcome: DeliveryOutcome) => attempts.observe({ result: answerClass(outcome) }, outcome.durationMs / 1000);
-    events.observe("created", (e) => published.inc({ account: e.message.accountId, kind: e.message.kind }));
+    const attempted = (outcome: DeliveryOutcome) => attempts.observe(answerClass(outcome), outcome.durationMs / 1000);
+    events.observe("created", (e) => published(e.message.accountId, e.message.kind));
     events.observe("delivered", (e) => {
-      delivered.inc({ account: e.message.accountId });
+      delivered(e.message.accountId);
       attempted(e.outcome);
-      latency.observe(Math.max(0, e.atMs - dueSince(e.message)) / 1000);
+      latency.observe("", Math.max(0, e.atMs - dueSince(e.message)) / 1000);
     });
     events.observe("retried", (e) => {
-      retried.inc({ account: e.message.accountId });
+      retried(e.message.accountId);
       attempted(e.outcome);
     });
     events.observe("failed", (e) => {
-      failed.inc({ account: e.message.accountId });
+      failed(e.message.accountId);
       attempted(e.outcome);
     });
-    events.observe("cancelled", (e) => cancelled.inc({ account: e.message.accountId }));
+    events.observe("cancelled", (e) => cancelled(e.message.accountId));
 
     this.httpRequests = new Counter({ name: "svcd_http_requests_total", help: "HTTP requests answered, by route pattern and status", labelNames: ["method", "route", "status"] as const, registers });
     this.httpDuration = new Histogram({ name: "svcd_http_request_duration_seconds", help: "Time to answer an HTTP request, by route pattern", labelNames: ["method", "route"] as const, buckets: REQUEST_BUCKETS, registers });
@@ -167,6 +171,30 @@ export class ServerMetrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * A counter by one or two labels whose counts live in a Map (first seen first, as prom-client
+ * lists its series); returns its increment by one.
+ */
+function countedCounter(registers: Registry[], name: string, help: string, ...labelNames: [string] | [string, string]) {
+  const counts = new Map<string, { labels: Record<string, string>; n: number }>();
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers,
+    collect() {
+      this.reset();
+      for (const c of counts.values()) this.inc(c.labels, c.n);
+    },
+  });
+  return (a: string, b?: string): void => {
+    const key = b === undefined ? a : `${a}\0${b}`;
+    const c = counts.get(key);
+    if (c) c.n++;
+    else counts.set(key, { labels: b === undefined ? { [labelNames[0]]: a } : { [labelNames[0]]: a, [labelNames[1]!]: b }, n: 1 });
+  };
 }
 
 function answerClass(outcome: DeliveryOutcome): string {

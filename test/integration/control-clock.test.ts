@@ -79,6 +79,17 @@ describe("delays and retries follow the manual clock", () => {
     expect(at("/delayed")).toHaveLength(1);
   });
 
+  test("a claim pass of many due messages (one statement for the batch) claims and delivers each once, logged in order", async () => {
+    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => publish(`/many-${i}`, { "Svc-Delay": "1h" })));
+    await flush(manual.api);
+    await advance(manual.api, { ms: HOUR }, { flush: true });
+    for (let i = 0; i < 40; i++) expect(at(`/many-${i}`)).toHaveLength(1);
+    for (const id of ids) {
+      const logs = (await (await manual.api(`/v2/logs?messageId=${id}`)).json()) as { events: Array<{ state: string }> };
+      expect(logs.events.map((e) => e.state).reverse()).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+    }
+  });
+
   test("3 retries against a failing receiver reach the DLQ after advancing the 3 default backoffs (12 s, 2m28s, 30m8s)", async () => {
     const backoffs = [1, 2, 3].map(defaultBackoffMs);
     expect(backoffs.map((ms) => Math.round(ms / 1000))).toEqual([12, 148, 1808]);

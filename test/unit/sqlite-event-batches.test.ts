@@ -102,6 +102,30 @@ test("a reset in a tick removes the entries appended before it, not those after"
   expect(stored("other").map((r) => r.message_id)).toEqual(["other"]);
 });
 
+test("a write that fails right after a reset keeps the reset; a reset in a failed write is dropped", async () => {
+  const { commit, stores } = engine;
+  await commit.run(() => stores.events.append(entry("old")));
+  await commit.run(() => stores.events.append(entry("kept", "CREATED", "other")));
+  const results = await Promise.allSettled([
+    commit.run(() => stores.events.deleteAccount("acct")),
+    commit.run(() => {
+      stores.events.append(entry("lost"));
+      throw new Error("refused");
+    }),
+    commit.run(() => {
+      stores.events.deleteAccount("other");
+      throw new Error("refused too");
+    }),
+    // 33 entries: a chunk of 32 rows and one of 1 after the reset.
+    commit.run(() => {
+      for (let i = 0; i < 33; i++) stores.events.append(entry(`new-${i}`));
+    }),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+  expect(stored().map((r) => r.message_id)).toEqual(Array.from({ length: 33 }, (_, i) => `new-${i}`));
+  expect(stored("other").map((r) => r.message_id)).toEqual(["kept"]);
+});
+
 test("a tick that fails as a whole leaves no entry behind for the next tick", async () => {
   const { commit, stores, db } = engine;
   const failed = await Promise.allSettled([

@@ -87,6 +87,10 @@ export class PgMessageStore implements MessageStorage, TickPart {
     this.lastStored = null;
   }
 
+  claimDue(ids: readonly string[]): void {
+    for (const id of ids) this.claim(id);
+  }
+
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
     this.scope.tx.queue(
       "UPDATE messages SET state = $1, dispatch_at = $2, retried = $3, claimed_by = NULL WHERE id = $4",

@@ -15,19 +15,17 @@ const SHARED_FROM_BYTES = 256;
  * The body has two holders: the message row until the message ends, the log entry until
  * retention prunes it. Whichever goes last drops the body: the log's pruning drops the bodies of
  * entries whose message is gone and marks the others' rows (`body_alone`), so that the message's
- * deletion drops it then.
+ * deletion drops it then (a trigger, messages/004-drop-alone-body).
  */
 export class SharedBodies {
   /** Bodies stored by the write under way, so the new message's CREATED entry finds its row. */
   private readonly stored = new WeakMap<Uint8Array, { messageId: string; bodyId: number }>();
   private readonly insertStmt;
   private readonly readStmt;
-  private readonly dropStmt;
 
   constructor(db: Database) {
     this.insertStmt = db.prepare<never, [Uint8Array]>("INSERT INTO message_bodies (bytes) VALUES (?)");
     this.readStmt = db.prepare<{ bytes: Uint8Array }, [number]>("SELECT bytes FROM message_bodies WHERE body_id = ?");
-    this.dropStmt = db.prepare<never, [number]>("DELETE FROM message_bodies WHERE body_id = ?");
   }
 
   /** Stores a new message's body; null when it is small enough to stay inline. */
@@ -49,9 +47,5 @@ export class SharedBodies {
     // A missing row would be a bug in the bookkeeping above: fail loudly rather than deliver "".
     if (!row) throw new Error(`message body ${bodyId} is missing`);
     return row.bytes;
-  }
-
-  drop(bodyId: number): void {
-    this.dropStmt.run(bodyId);
   }
 }

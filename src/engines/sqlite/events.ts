@@ -12,10 +12,14 @@ const COLUMNS = [
   "caller_ip", "data", "body", "response_body", "shared_body",
 ] as const;
 type Value = string | number | Uint8Array | null;
-/** One entry's values, in the order of COLUMNS. */
-type Values = Value[];
+const WIDTH = COLUMNS.length;
 /** Rows per INSERT, largest first: a tick's entries go in a few statements, each prepared once. */
 const CHUNKS = [32, 8, 1] as const;
+
+/** A reset's deletion of an account's entries, waiting in line with the entries of its tick. */
+class DeleteAccount {
+  constructor(readonly accountId: string) {}
+}
 
 /**
  * The event log on SQLite; a CREATED entry shares its message's stored body. One row per message
@@ -25,7 +29,13 @@ const CHUNKS = [32, 8, 1] as const;
  */
 export class SqliteEventStore implements EventStorage, TickPart {
   private readonly insertStmts: ReadonlyMap<number, ReturnType<Database["prepare"]>>;
-  private pending: Array<Values | { deleteAccount: string }> = [];
+  /**
+   * The values of the entries waiting for the commit, one after the other (WIDTH each): a chunk's
+   * parameters are then one slice of it, with no array per entry built and flattened again.
+   */
+  private pending: Array<Value | DeleteAccount> = [];
+  /** A deletion waits among the pending entries (apply then looks for it). */
+  private deletes = false;
 
   constructor(
     private readonly db: Database,
@@ -47,12 +57,13 @@ export class SqliteEventStore implements EventStorage, TickPart {
     const missing = r.account_id == null || r.message_id == null || r.state == null || r.url == null;
     if (missing || r.time == null || Number.isNaN(r.time))
       throw new Error("NOT NULL constraint failed: a log entry needs its account, time, message, state and url");
-    const values: Values = [
+    const body = shared === null ? r.body : null;
+    const at = this.pending.length;
+    this.pending.push(
       r.account_id, r.time, r.message_id, r.state, r.url, r.topic_name, r.queue_name, r.schedule_id, r.label,
-      r.flow_key, r.caller_ip, r.data, shared === null ? r.body : null, r.response_body, shared,
-    ];
-    if (this.inWrite()) this.pending.push(values);
-    else this.insertStmts.get(1)!.run(...values);
+      r.flow_key, r.caller_ip, r.data, body, r.response_body, shared,
+    );
+    if (!this.inWrite()) this.insert(this.pending.splice(at, WIDTH), 0, WIDTH);
   }
 
   mark(): number {
@@ -63,28 +74,38 @@ export class SqliteEventStore implements EventStorage, TickPart {
   }
   discard(): void {
     this.pending = [];
+    this.deletes = false;
   }
   apply(): void {
-    const taken = this.pending;
+    const values = this.pending;
+    const deletes = this.deletes;
     this.pending = [];
-    let rows: Values[] = [];
-    for (const item of taken) {
-      if (Array.isArray(item)) {
-        rows.push(item);
+    this.deletes = false;
+    if (!deletes) return this.insert(values, 0, values.length);
+    // An entry starts with its account id (a string); a deletion is one item of its own.
+    let from = 0;
+    for (let i = 0; i < values.length; ) {
+      const item = values[i];
+      if (!(item instanceof DeleteAccount)) {
+        i += WIDTH;
         continue;
       }
-      this.insert(rows);
-      rows = [];
-      this.deleteNow(item.deleteAccount);
+      this.insert(values, from, i);
+      this.deleteNow(item.accountId);
+      from = ++i;
     }
-    this.insert(rows);
+    this.insert(values, from, values.length);
   }
 
-  private insert(rows: Values[]): void {
-    let i = 0;
+  /**
+   * Inserts the entries whose values are `values[from..to)`. An array given as the one argument
+   * binds its items in order (bun:sqlite; its typings know only the spread form).
+   */
+  private insert(values: Array<Value | DeleteAccount>, from: number, to: number): void {
+    let i = from;
     for (const n of CHUNKS) {
       const stmt = this.insertStmts.get(n)!;
-      for (; rows.length - i >= n; i += n) stmt.run(...(n === 1 ? rows[i]! : rows.slice(i, i + n).flat()));
+      for (const size = n * WIDTH; to - i >= size; i += size) stmt.run(values.slice(i, i + size) as never);
     }
   }
 
@@ -129,8 +150,9 @@ export class SqliteEventStore implements EventStorage, TickPart {
 
   /** Inside a write, in line with the entries appended before and after it. */
   deleteAccount(accountId: string): void {
-    if (this.inWrite()) this.pending.push({ deleteAccount: accountId });
-    else this.deleteNow(accountId);
+    if (!this.inWrite()) return this.deleteNow(accountId);
+    this.pending.push(new DeleteAccount(accountId));
+    this.deletes = true;
   }
 
   private deleteNow(accountId: string): void {

@@ -10,14 +10,20 @@ import type { SharedBodies } from "./bodies.ts";
 const COLUMNS =
   "id, account_id, kind, state, dispatch_at, not_before, created_at, retried, max_retries, url, method, headers, body, topic_name, queue_name, schedule_id, caller_ip, label, flow_key, extra";
 
+/**
+ * From this many ids on, a claim pass's claims go in one UPDATE over json_each (1.7 µs per message
+ * against 2.2 for an UPDATE each at 64 and 512 ids; at 16 the JSON costs more than it saves).
+ */
+const CLAIM_ALL_FROM = 32;
+
 /** Live (not yet finished) messages on SQLite: statements prepared once. */
 export class SqliteMessageStore implements MessageStorage {
   private readonly insertStmt;
   private readonly getStmt;
   private readonly dueStmt;
   private readonly claimStmt;
+  private readonly claimAllStmt;
   private readonly rescheduleStmt;
-  private readonly bodyOfStmt;
   private readonly deleteStmt;
   private readonly nextDueStmt;
   private readonly recoverStmt;
@@ -40,15 +46,13 @@ export class SqliteMessageStore implements MessageStorage {
        WHERE m.dispatch_at IS NOT NULL AND m.dispatch_at <= ? ORDER BY m.dispatch_at LIMIT ?`,
     );
     this.claimStmt = db.prepare("UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL WHERE id = ?");
+    this.claimAllStmt = db.prepare<never, [string]>(
+      "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL WHERE id IN (SELECT value FROM json_each(?))",
+    );
     this.rescheduleStmt = db.prepare(
       "UPDATE messages SET state = ?, dispatch_at = ?, retried = ? WHERE id = ?",
     );
     this.setDispatchStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
-    // A read, then the deletion: SQLite's RETURNING goes through a temporary table, which cost
-    // more than the read (0.7 µs per message measured).
-    this.bodyOfStmt = db.prepare<{ shared_body: number | null; body_alone: number }, [string]>(
-      "SELECT shared_body, body_alone FROM messages WHERE id = ?",
-    );
     this.deleteStmt = db.prepare<never, [string]>("DELETE FROM messages WHERE id = ?");
     this.nextDueStmt = db.prepare<{ t: number | null }, []>(
       "SELECT MIN(dispatch_at) AS t FROM messages WHERE dispatch_at IS NOT NULL",
@@ -97,18 +101,19 @@ export class SqliteMessageStore implements MessageStorage {
   claim(id: string): void {
     this.claimStmt.run(id);
   }
+  claimDue(ids: readonly string[]): void {
+    if (ids.length < CLAIM_ALL_FROM) for (const id of ids) this.claimStmt.run(id);
+    else this.claimAllStmt.run(JSON.stringify(ids));
+  }
   reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
     this.rescheduleStmt.run(state, dispatchAt, retried, id);
   }
   setDispatch(id: string, state: MessageState, dispatchAt: number | null): void {
     this.setDispatchStmt.run(state, dispatchAt, id);
   }
+  /** Its body goes too when the row was its last holder (the messages_drop_alone_body trigger). */
   delete(id: string): boolean {
-    const gone = this.bodyOfStmt.get(id);
-    if (!gone) return false;
-    this.deleteStmt.run(id);
-    if (gone.body_alone && gone.shared_body !== null) this.bodies.drop(gone.shared_body);
-    return true;
+    return this.deleteStmt.run(id).changes > 0;
   }
   nextDueAt(): number | null {
     return this.nextDueStmt.get()?.t ?? null;
