@@ -18,15 +18,19 @@ export class CountedHistogram {
   readonly aggregator = "sum";
   private readonly series = new Map<string, Series>();
 
+  /** The one label `observe` fills (null: none, or several that only `observeSeries` fills). */
+  private readonly labelName: string | null;
+
   constructor(
     readonly name: string,
     readonly help: string,
     private readonly upperBounds: readonly number[],
-    /** The one label, or none: its value is then always "". */
-    private readonly labelName: string | null,
+    /** One label, several (observed with `observeSeries`), or none: `observe`'s value is then always "". */
+    labels: string | readonly string[] | null,
   ) {
+    this.labelName = typeof labels === "string" ? labels : null;
     // As prom-client: a histogram without labels shows its one series, zero, before any observation.
-    if (labelName === null) this.series.set("", this.emptySeries({}));
+    if (labels === null) this.series.set("", this.emptySeries({}));
   }
 
   private emptySeries(labels: Record<string, string>): Series {
@@ -35,11 +39,19 @@ export class CountedHistogram {
 
   /** `labelValue` is ignored when the histogram has no label. */
   observe(labelValue: string, value: number): void {
+    if (this.labelName === null) this.observeSeries("", value, () => ({}));
+    else this.observeSeries(labelValue, value, () => ({ [this.labelName!]: labelValue }));
+  }
+
+  /**
+   * An observation of the series `key` stands for (one key per combination of label values, chosen
+   * by the caller); `labels` is asked for only when the series is new (its order is the lines' order).
+   */
+  observeSeries(key: string, value: number, labels: () => Record<string, string>): void {
     if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
-    const key = this.labelName === null ? "" : labelValue;
     let s = this.series.get(key);
     if (!s) {
-      s = this.emptySeries({ [this.labelName!]: key });
+      s = this.emptySeries(labels());
       this.series.set(key, s);
     }
     const bounds = this.upperBounds;

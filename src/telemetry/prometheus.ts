@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import type { Clock } from "../core/clock.ts";
 import type { MessageEvents } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
@@ -36,8 +36,8 @@ const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  */
 export class ServerMetrics {
   readonly registry = new Registry();
-  private readonly httpRequests: Counter<"method" | "route" | "status">;
-  private readonly httpDuration: Histogram<"method" | "route">;
+  private readonly countRequest: (key: string, labels: () => Record<string, string>) => void;
+  private readonly httpDuration: CountedHistogram;
 
   constructor(events: MessageEvents, sources: MetricSources) {
     const registers = [this.registry];
@@ -81,8 +81,10 @@ export class ServerMetrics {
     });
     events.observe("cancelled", (e) => cancelled(e.message.accountId));
 
-    this.httpRequests = new Counter({ name: "svcd_http_requests_total", help: "HTTP requests answered, by route pattern and status", labelNames: ["method", "route", "status"] as const, registers });
-    this.httpDuration = new Histogram({ name: "svcd_http_request_duration_seconds", help: "Time to answer an HTTP request, by route pattern", labelNames: ["method", "route"] as const, buckets: REQUEST_BUCKETS, registers });
+    // Once per request, the publish path's included: counted in Maps as the message counters.
+    this.countRequest = keyedCounter(registers, "svcd_http_requests_total", "HTTP requests answered, by route pattern and status", ["method", "route", "status"]);
+    this.httpDuration = new CountedHistogram("svcd_http_request_duration_seconds", "Time to answer an HTTP request, by route pattern", REQUEST_BUCKETS, ["method", "route"]);
+    this.registry.registerMetric(this.httpDuration as never);
 
     new Gauge({
       name: "svcd_messages",
@@ -159,8 +161,9 @@ export class ServerMetrics {
 
   /** One answered request; `route` is the pattern it matched (`unmatched` for none), never the raw path. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpRequests.inc({ method, route, status: String(status) });
-    this.httpDuration.observe({ method, route }, seconds);
+    const series = `${method} ${route}`;
+    this.countRequest(`${series} ${status}`, () => ({ method, route, status: String(status) }));
+    this.httpDuration.observeSeries(series, seconds, () => ({ method, route }));
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */
@@ -194,6 +197,29 @@ function countedCounter(registers: Registry[], name: string, help: string, ...la
     const c = counts.get(key);
     if (c) c.n++;
     else counts.set(key, { labels: b === undefined ? { [labelNames[0]]: a } : { [labelNames[0]]: a, [labelNames[1]!]: b }, n: 1 });
+  };
+}
+
+/**
+ * A counter whose series the caller keys (one key per combination of label values); `labels` is
+ * asked for only when a series is new. Returns its increment by one.
+ */
+function keyedCounter(registers: Registry[], name: string, help: string, labelNames: string[]) {
+  const counts = new Map<string, { labels: Record<string, string>; n: number }>();
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers,
+    collect() {
+      this.reset();
+      for (const c of counts.values()) this.inc(c.labels, c.n);
+    },
+  });
+  return (key: string, labels: () => Record<string, string>): void => {
+    const c = counts.get(key);
+    if (c) c.n++;
+    else counts.set(key, { labels: labels(), n: 1 });
   };
 }
 

@@ -41,3 +41,24 @@ test("without labels, and a value that is no number fails as prom-client's does"
   expect(() => reference.observe(Number.NaN)).toThrow(TypeError);
   expect(await ours.metrics()).toBe(await theirs.metrics());
 });
+
+test("with several labels, keyed by the caller: the same exposition text and JSON as prom-client's Histogram", async () => {
+  const theirs = new Registry();
+  const ours = new Registry();
+  const reference = new Histogram({ name: "r_seconds", help: "requests", labelNames: ["method", "route"], buckets: BUCKETS, registers: [theirs] });
+  const counted = new CountedHistogram("r_seconds", "requests", BUCKETS, ["method", "route"]);
+  ours.registerMetric(counted as never);
+  // No series before the first observation, as a labelled prom-client histogram.
+  expect(await ours.metrics()).toBe(await theirs.metrics());
+  const requests: Array<[string, string, number]> = [
+    ["POST", "/v2/publish/*", 0.002], ["GET", "/v2/logs", 0.03], ["POST", "/v2/publish/*", 0.0004], ["GET", "/v2/logs", 2],
+  ];
+  for (const [method, route, v] of requests) {
+    reference.observe({ method, route }, v);
+    counted.observeSeries(`${method} ${route}`, v, () => ({ method, route }));
+  }
+  const text = await ours.metrics();
+  expect(text).toBe(await theirs.metrics());
+  expect(text).toContain('r_seconds_count{method="POST",route="/v2/publish/*"} 2');
+  expect(await ours.getMetricsAsJSON()).toEqual(await theirs.getMetricsAsJSON());
+});
