@@ -12,7 +12,8 @@
  * `--src /path/to/main/src --src src`). `--no-checkpointer` (for a profiler, whose signals cut the
  * checkpointer's lock waits short) turns checkpoints off altogether.
  *
- *   bun scripts/bench/sqlite-tick.ts [publish|e2e|claimed|empty] [--src <checkout>/src]... [--rounds 8] [--no-checkpointer]
+ *   bun scripts/bench/sqlite-tick.ts [publish|e2e|claimed|empty] [--src <checkout>/src]... [--rounds 8]
+ *       [--no-checkpointer]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -95,7 +95,8 @@ test("kill -9 while a message claimed at publish is at its receiver: its row is 
   });
   const auth = { authorization: `Bearer ${TOKEN}` };
   const publish = async (server: ServerProcess, path: string) => {
-    const res = await fetch(`${server.url}/v2/publish/${receiver.url}${path}`, { method: "POST", body: "x", headers: auth });
+    const to = `${server.url}/v2/publish/${receiver.url}${path}`;
+    const res = await fetch(to, { method: "POST", body: "x", headers: auth });
     expect(res.status).toBe(200);
     return ((await res.json()) as { messageId: string }).messageId;
   };
@@ -118,7 +119,8 @@ test("kill -9 while a message claimed at publish is at its receiver: its row is 
       await waitUntil(() => arrivals.length >= 3, { what: "the message delivered again after the restart" });
       expect(arrivals.slice(1)).toEqual([id, id]);
       const logs = await waitUntil(async () => {
-        const body = (await (await fetch(`${again.url}/v2/logs?messageId=${id}`, { headers: auth })).json()) as { logs: Array<{ state: string }> };
+        const res = await fetch(`${again.url}/v2/logs?messageId=${id}`, { headers: auth });
+        const body = (await res.json()) as { logs: Array<{ state: string }> };
         return body.logs[0]?.state === "DELIVERED" ? body.logs : undefined;
       }, { what: "DELIVERED in the log" });
       // Claimed at publish, claimed again after the restart, delivered once.

@@ -172,8 +172,9 @@ export class SqliteMessageStore implements MessageStorage {
 
   /** A new message's row, with its body stored once when it is large enough. */
   private rowOf(m: MessageRecord): MessageRow & { shared_body: number | null } {
-    const row: MessageRow & { shared_body: number | null } = Object.assign(toRow(m), { shared_body: this.bodies.share(m.id, m.body) });
-    if (row.shared_body !== null) row.body = NO_BODY;
+    const shared_body = this.bodies.share(m.id, m.body);
+    const row: MessageRow & { shared_body: number | null } = Object.assign(toRow(m), { shared_body });
+    if (shared_body !== null) row.body = NO_BODY;
     return row;
   }
 
