@@ -9,6 +9,7 @@
 const FILES = [
   "batch",
   "bounded-pages",
+  "claim-on-insert",
   "control-clock",
   "control-plane",
   "dedup",

@@ -3,14 +3,17 @@
  * isolation from HTTP: CPU µs per message. `publish`: each write inserts a message (1 KB body) and
  * its CREATED entry. `e2e`: as publish, then the message is claimed (ACTIVE) and ends (DELIVERED),
  * each in a write of a later tick, as the dispatcher and the recorder do. `empty`: 48 writes that
- * do nothing (the group commit's own cost).
+ * do nothing (the group commit's own cost). `claimed`: as e2e for a message claimed at publish: each
+ * write stores it claimed with its CREATED and ACTIVE entries (`insertClaimed` where the checkout has
+ * it, else the INSERT and the claim's UPDATE), and it ends in a write of the next tick.
  *
  * Each `--src` (default: this checkout's) is loaded in the same process with a database of its
  * own, and their rounds alternate, so that the machine's load falls on all alike (A/B: pass
  * `--src /path/to/main/src --src src`). `--no-checkpointer` (for a profiler, whose signals cut the
  * checkpointer's lock waits short) turns checkpoints off altogether.
  *
- *   bun scripts/bench/sqlite-tick.ts [publish|e2e|empty] [--src <checkout>/src]... [--rounds 8] [--no-checkpointer]
+ *   bun scripts/bench/sqlite-tick.ts [publish|e2e|claimed|empty] [--src <checkout>/src]... [--rounds 8]
+ *       [--no-checkpointer]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,7 +34,7 @@ const log: any = { debug() {}, info() {}, warn() {}, error() {}, child: () => lo
 const body = new TextEncoder().encode(JSON.stringify({ x: "a".repeat(1000) }));
 const url = "http://127.0.0.1:1234/p";
 const PER_TICK = 48;
-const TICKS = mode === "e2e" ? 300 : 800;
+const TICKS = mode === "e2e" || mode === "claimed" ? 300 : 800;
 
 async function side(src: string) {
   const { openSqliteEngine } = await import(join(src, "engines/sqlite/engine.ts"));
@@ -61,6 +64,23 @@ async function side(src: string) {
     for (let t = 0; t < TICKS; t++) {
       if (mode === "empty") {
         await tick(Array.from({ length: PER_TICK }, () => () => {}));
+        continue;
+      }
+      if (mode === "claimed") {
+        const stored: any[] = [];
+        await tick(Array.from({ length: PER_TICK }, () => () => {
+          const m = msg(Date.now(), true);
+          if (messages.insertClaimed) messages.insertClaimed(m);
+          else messages.insert(m);
+          events.append(entry(m, "CREATED", { body: m.body, header: [["content-type", "application/json"]] }));
+          if (!messages.insertClaimed) messages.claim(m.id);
+          events.append(entry(m, "ACTIVE"));
+          stored.push(m);
+        }));
+        await tick(stored.map((m) => () => {
+          messages.delete(m.id);
+          events.append(entry(m, "DELIVERED", { responseStatus: 200, responseBody: new Uint8Array(2) }));
+        }));
         continue;
       }
       const due = mode === "e2e";

@@ -56,7 +56,7 @@ export function createDomainServices(shared: Shared, engine: MessageEngine): Dom
     usage,
     resolveGroup: groups.resolve,
     deduplicate: createDeduplicator(stores.dedup),
-    claimNow: dispatcher.claimStored,
+    claimOnInsert: dispatcher.claimOnInsert,
     wake: wake.ring,
     admit: workflowHooks.publishes.admit,
   });

@@ -4,7 +4,7 @@ import type { Dialect } from "../core/dialect.ts";
 import type { Logger } from "../core/log.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { WakeSignal } from "../core/wake.ts";
-import type { MessageLifecycle } from "../messages/lifecycle.ts";
+import type { ClaimOnInsert, MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageStorage } from "../messages/storage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { Transactor } from "../store/transactor.ts";
@@ -193,27 +193,28 @@ export class Dispatcher implements BackgroundService {
   }
 
   /**
-   * Called inside the write that has just stored `m`. When it is due now and nothing older waits
-   * (the last claim pass found every due message), it is claimed in that same commit and goes to
-   * a worker right after it, instead of a claim pass one commit and one turn later. Messages of a
-   * queue or a flow-control key always go through the pass, which keeps their order and limits.
+   * Asked inside the write that stores `m`, before its row is written. When it is due now and
+   * nothing older waits (the last claim pass found every due message), it is stored claimed and
+   * goes to a worker right after that commit, instead of a claim pass one commit and one turn
+   * later. Messages of a queue or a flow-control key always go through the pass, which keeps
+   * their order and limits.
    */
-  readonly claimStored = (m: MessageRecord, nowMs: number): boolean => {
-    if (!this.running || !this.caughtUp || m.flow || m.queueName) return false;
-    if (m.state !== "CREATED" || m.dispatchAt === null || m.dispatchAt > nowMs) return false;
-    if (this.inFlight.size + this.claiming.size >= this.maxInFlight) return false;
-    this.store.claim(m.id);
-    this.deps.lifecycle.claimed(m, nowMs);
-    m.state = "ACTIVE";
-    m.dispatchAt = null;
-    this.claiming.set(m.id, m);
-    this.deps.commit.afterCommit((committed) => {
-      // Not claimed after all (its write failed), or cancelled in the same commit.
-      if (!this.claiming.delete(m.id) || !committed) return;
-      if (!this.running) return; // stays ACTIVE: due again at the next start
-      this.handover.submit(m);
-    });
-    return true;
+  readonly claimOnInsert: ClaimOnInsert = {
+    wants: (m, nowMs) => {
+      if (!this.running || !this.caughtUp || m.flow || m.queueName) return false;
+      if (m.state !== "CREATED" || m.dispatchAt === null || m.dispatchAt > nowMs) return false;
+      return this.inFlight.size + this.claiming.size < this.maxInFlight;
+    },
+    // Its row is written claimed and its events are emitted: from here on it is in flight.
+    took: (m) => {
+      this.claiming.set(m.id, m);
+      this.deps.commit.afterCommit((committed) => {
+        // Not claimed after all (its write failed), or cancelled in the same commit.
+        if (!this.claiming.delete(m.id) || !committed) return;
+        if (!this.running) return; // stays ACTIVE: due again at the next start
+        this.handover.submit(m);
+      });
+    },
   };
 
   private pump(): void {

@@ -19,6 +19,17 @@ export interface DeadLetterSink {
   put(entry: { message: MessageRecord; outcome: DeliveryOutcome; error: string; failedAt: number }): string | undefined;
 }
 
+/**
+ * Claims a new message as it is stored, when it may go to a worker at once (the dispatcher).
+ * `wants` decides before the row is written and changes nothing; `took` runs once the row is
+ * written claimed and its events are emitted: a write that failed before it leaves nothing
+ * claimed in memory, and one that fails after it tells it through the commit's follow-up.
+ */
+export interface ClaimOnInsert {
+  wants(m: MessageRecord, nowMs: number): boolean;
+  took(m: MessageRecord, nowMs: number): void;
+}
+
 export interface LifecycleDeps {
   store: MessageStorage;
   events: MessageEvents;
@@ -44,11 +55,24 @@ export class MessageLifecycle {
     this.deadLetters = deps.deadLetters;
   }
 
-  /** Stores a new message (parked first if its queue is full). */
-  accept(m: MessageRecord, nowMs: number): void {
+  /**
+   * Stores a new message (parked first if its queue is full). One that `claim` wants is stored
+   * claimed (ACTIVE, due nowhere): created, then claimed, in one row write.
+   */
+  accept(m: MessageRecord, nowMs: number, claim?: ClaimOnInsert): void {
     this.admit(m, nowMs);
-    this.store.insert(m);
+    if (!claim?.wants(m, nowMs)) {
+      this.store.insert(m);
+      this.events.emit("created", { message: m, atMs: nowMs });
+      return;
+    }
+    this.store.insertClaimed(m);
     this.events.emit("created", { message: m, atMs: nowMs });
+    this.claimed(m, nowMs);
+    // The record now says what its row says (the publisher's wake reads it; a worker gets it).
+    m.state = "ACTIVE";
+    m.dispatchAt = null;
+    claim.took(m, nowMs);
   }
 
   /** The dispatcher claimed it (its row is ACTIVE now). */

@@ -7,7 +7,7 @@ import { MessagingMetric, type UsageRecorder } from "../metrics/usage.ts";
 import { ConfigSource } from "./config-source.ts";
 import { parsePublishOptions, type PublishOptions } from "./options.ts";
 import type { Destination } from "./destination.ts";
-import type { MessageLifecycle } from "./lifecycle.ts";
+import type { ClaimOnInsert, MessageLifecycle } from "./lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
 
 /** One delivery address a publish fans out to. */
@@ -77,8 +77,8 @@ export interface PublishDeps {
   resolveGroup: GroupResolver;
   /** Deduplication: which of the new messages repeat one seen within the window. */
   deduplicate: Deduplicator;
-  /** The dispatcher may claim a just-stored message in the same commit (Dispatcher.claimStored). */
-  claimNow: (m: MessageRecord, nowMs: number) => boolean;
+  /** The dispatcher may claim a message as it is stored, in the same write (Dispatcher.claimOnInsert). */
+  claimOnInsert: ClaimOnInsert;
   /** Tells the dispatcher when the earliest new message is due (undefined: look now). */
   wake: Wake;
   /** A layer riding on publishes (workflow runs), inside the storing write. */
@@ -102,7 +102,7 @@ export class PublishService {
   private readonly usage: UsageRecorder;
   private readonly resolveGroup: GroupResolver;
   private readonly deduplicate: Deduplicator;
-  private readonly claimNow: PublishDeps["claimNow"];
+  private readonly claimOnInsert: ClaimOnInsert;
   private readonly wake: Wake;
   private readonly admit: PublishAdmission;
 
@@ -114,7 +114,7 @@ export class PublishService {
     this.usage = deps.usage;
     this.resolveGroup = deps.resolveGroup;
     this.deduplicate = deps.deduplicate;
-    this.claimNow = deps.claimNow;
+    this.claimOnInsert = deps.claimOnInsert;
     this.wake = deps.wake;
     this.admit = deps.admit ?? (() => undefined);
   }
@@ -157,8 +157,7 @@ export class PublishService {
     return messages.map((m, i) => {
       const original = admitted?.[i] ?? duplicates[i];
       if (original) return { messageId: original, url: m.url, deduplicated: true };
-      this.lifecycle.accept(m, now);
-      this.claimNow(m, now);
+      this.lifecycle.accept(m, now, this.claimOnInsert);
       return { messageId: m.id, url: m.url };
     });
   }

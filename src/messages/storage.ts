@@ -19,9 +19,15 @@ export interface MessageCensus {
  */
 export interface MessageStorage {
   insert(m: MessageRecord): void;
+  /**
+   * Stores a new message claimed by this process in the same write, as `insert` then `claim` would
+   * leave it (ACTIVE, due nowhere), in one row write where the engine can.
+   */
+  insertClaimed(m: MessageRecord): void;
   get(accountId: string, id: string): MessageRecord | undefined;
   read(accountId: string, id: string): MessageRecord | undefined | Promise<MessageRecord | undefined>;
   due(nowMs: number, limit: number): MessageRecord[];
+  /** Claims a message stored earlier (its row becomes ACTIVE, due nowhere). */
   claim(id: string): void;
   /** Claims messages `due` handed out in this write, all at once (one statement where the engine can). */
   claimDue(ids: readonly string[]): void;

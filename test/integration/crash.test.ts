@@ -81,3 +81,55 @@ test("kill -9 during publish and delivery of 1,000 messages: every acknowledged 
   expect(check.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages").get()?.n).toBe(0);
   check.close();
 }, 90_000);
+
+test("kill -9 while a message claimed at publish is at its receiver: its row is ACTIVE, and the restart delivers it again", async () => {
+  const db = join(dir, "claimed.sqlite");
+  const arrivals: string[] = [];
+  let release!: () => void;
+  const hung = new Promise<void>((resolve) => (release = resolve));
+  // The first attempt hangs until the end of the test: the kill comes while it is under way.
+  const receiver = await startReceiver(async (req, index) => {
+    arrivals.push(req.headers.get("svc-message-id") ?? "");
+    if (index === 1) await hung;
+    return new Response("ok");
+  });
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const publish = async (server: ServerProcess, path: string) => {
+    const to = `${server.url}/v2/publish/${receiver.url}${path}`;
+    const res = await fetch(to, { method: "POST", body: "x", headers: auth });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { messageId: string }).messageId;
+  };
+  try {
+    const server = await start(db);
+    // Once one is delivered, the dispatcher has caught up: the next one due is claimed as it is stored.
+    await publish(server, "/warm-up");
+    await waitUntil(() => arrivals.length === 1, { what: "the warm-up delivered" });
+    const id = await publish(server, "/hang");
+    await waitUntil(() => arrivals.length === 2, { what: "the attempt to hang at the receiver" });
+    server.proc.kill("SIGKILL");
+    await server.proc.exited;
+    const check = new Database(db, { readonly: true });
+    const row = check.query("SELECT state, dispatch_at FROM messages WHERE id = ?").get(id);
+    check.close();
+    expect(row).toEqual({ state: "ACTIVE", dispatch_at: null });
+
+    const again = await start(db);
+    try {
+      await waitUntil(() => arrivals.length >= 3, { what: "the message delivered again after the restart" });
+      expect(arrivals.slice(1)).toEqual([id, id]);
+      const logs = await waitUntil(async () => {
+        const res = await fetch(`${again.url}/v2/logs?messageId=${id}`, { headers: auth });
+        const body = (await res.json()) as { logs: Array<{ state: string }> };
+        return body.logs[0]?.state === "DELIVERED" ? body.logs : undefined;
+      }, { what: "DELIVERED in the log" });
+      // Claimed at publish, claimed again after the restart, delivered once.
+      expect(logs.map((l) => l.state).reverse()).toEqual(["CREATED", "ACTIVE", "ACTIVE", "DELIVERED"]);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  } finally {
+    release();
+    receiver.stop();
+  }
+}, 90_000);

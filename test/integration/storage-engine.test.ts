@@ -103,6 +103,29 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
     expect(await stores.messages.read("acct", m.id)).toBeUndefined();
   });
 
+  test("a message stored claimed is in flight and due nowhere; a write that stored it claimed and failed leaves nothing", async () => {
+    const { commit, stores } = storage;
+    const m = message({ accountId: "acct-claimed", dispatchAt: T0 });
+    await commit.run(() => stores.messages.insertClaimed(m));
+    const due = await commit.run(() => stores.messages.due(T0 + 1000, 500));
+    expect(due.map((d) => d.id)).not.toContain(m.id);
+    expect(await commit.run(() => stores.messages.stillClaimed([m.id]))).toEqual(new Set([m.id]));
+    const stored = await stores.messages.read(m.accountId, m.id);
+    expect(stored).toMatchObject({ state: "ACTIVE", dispatchAt: null, retried: 0 });
+    expect(await stores.messages.accountCensus(m.accountId, T0 + 1000)).toEqual({ inFlight: 1, due: 0, delayed: 0, waiting: 0 });
+
+    const lost = message({ accountId: "acct-claimed", dispatchAt: T0 });
+    const failed = commit.run(() => {
+      stores.messages.insertClaimed(lost);
+      throw new Error("refused after the claim");
+    });
+    await expect(failed).rejects.toThrow("refused after the claim");
+    expect(await stores.messages.read(lost.accountId, lost.id)).toBeUndefined();
+    // Not this process's attempt either (SQLite's one process holds every row it finds ACTIVE).
+    if (engine === "postgres") expect(await commit.run(() => stores.messages.stillClaimed([lost.id]))).toEqual(new Set());
+    expect(await commit.run(() => stores.messages.delete(m.id))).toBe(true);
+  });
+
   test("messages due at the same instant are claimed in the order they were stored", async () => {
     const { commit, stores } = storage;
     const at = T0 + 3_000_000;

@@ -75,6 +75,12 @@ export class PgMessageStore implements MessageStorage, TickPart {
     this.lastStored = { id: m.id, row, before, next, since: null };
   }
 
+  /** The claim goes into the queued INSERT itself (see `claim`). */
+  insertClaimed(m: MessageRecord): void {
+    this.insert(m);
+    this.claim(m.id);
+  }
+
   /** Claims a message this tick stored (one `due` handed out is claimed already). */
   claim(id: string): void {
     const stored = this.lastStored?.id === id ? this.lastStored : null;

@@ -76,8 +76,16 @@ export class SqliteMessageStore implements MessageStorage {
   }
 
   insert(m: MessageRecord): void {
-    const row: MessageRow & { shared_body: number | null } = Object.assign(toRow(m), { shared_body: this.bodies.share(m.id, m.body) });
-    if (row.shared_body !== null) row.body = NO_BODY;
+    this.insertStmt.run(this.rowOf(m));
+  }
+  /**
+   * The row goes in ACTIVE: it never enters the due index only for the claim's UPDATE to take it
+   * out again (one index entry and one statement fewer per message claimed at publish).
+   */
+  insertClaimed(m: MessageRecord): void {
+    const row = this.rowOf(m);
+    row.state = "ACTIVE";
+    row.dispatch_at = null;
     this.insertStmt.run(row);
   }
   get(accountId: string, id: string): MessageRecord | undefined {
@@ -160,6 +168,14 @@ export class SqliteMessageStore implements MessageStorage {
       .query<MessageRow & { seq: number }, Record<string, string | number>>(sql)
       .all(params)
       .map((row) => Object.assign(this.recordOf(row), { seq: row.seq }));
+  }
+
+  /** A new message's row, with its body stored once when it is large enough. */
+  private rowOf(m: MessageRecord): MessageRow & { shared_body: number | null } {
+    const shared_body = this.bodies.share(m.id, m.body);
+    const row: MessageRow & { shared_body: number | null } = Object.assign(toRow(m), { shared_body });
+    if (shared_body !== null) row.body = NO_BODY;
+    return row;
   }
 
   /** A stored row as a message, with its body read back when it is stored once. */
