@@ -5,14 +5,15 @@
  * The statements of a batch are sent at once, pipelined on the one connection.
  */
 import { SQL } from "bun";
-import type { WriterReply, WriterRequest } from "./writer-protocol.ts";
+import type { Statement, WriterReply, WriterRequest } from "./writer-protocol.ts";
 
 declare const self: Worker;
 
 let sql: SQL | null = null;
 let port: MessagePort | null = null;
 let flag: Int32Array | null = null;
-let conn: Awaited<ReturnType<SQL["reserve"]>> | null = null;
+type Reserved = Awaited<ReturnType<SQL["reserve"]>>;
+let conn: Reserved | null = null;
 
 function reply(message: WriterReply, sync: boolean): void {
   port!.postMessage(message);
@@ -20,6 +21,35 @@ function reply(message: WriterReply, sync: boolean): void {
     Atomics.store(flag!, 0, 1);
     Atomics.notify(flag!, 0);
   }
+}
+
+/**
+ * Bun sends a statement without parameters as a simple query, and a simple query goes alone: only
+ * once every statement before it has been answered, and none after it before its own answer. A
+ * batch's BEGIN, COMMIT and savepoints would each cost a round trip of their own (two threads and
+ * a PostgreSQL backend woken each time). Called as a tagged template instead, the same text is a
+ * prepared statement like the others and goes out in the batch's pipeline. (Texts with a `;` stay
+ * simple queries: a prepared statement is one statement.)
+ */
+const templates = new Map<string, TemplateStringsArray>();
+
+function templateOf(text: string): TemplateStringsArray {
+  let t = templates.get(text);
+  if (!t) {
+    // What a tag function receives: the strings, with the same strings as a non-enumerable `raw`.
+    const strings = [text];
+    Object.defineProperty(strings, "raw", { value: [text], enumerable: false });
+    t = Object.freeze(strings) as unknown as TemplateStringsArray;
+    // The texts without parameters are few (transaction control, savepoints): a bound for safety only.
+    if (templates.size >= 256) templates.clear();
+    templates.set(text, t);
+  }
+  return t;
+}
+
+function runOn(c: Reserved, st: Statement): Promise<unknown> {
+  if (st.params.length > 0 || st.text.includes(";")) return c.unsafe(st.text, st.params as unknown[]);
+  return c(templateOf(st.text));
 }
 
 /** Rows as plain objects (the driver's result array carries extra properties that need not cross threads). */
@@ -35,7 +65,7 @@ async function handle(request: WriterRequest): Promise<void> {
         const c = conn;
         conn = null;
         try {
-          await c.unsafe(end);
+          await runOn(c, { text: end, params: [] });
         } finally {
           c.release();
         }
@@ -50,7 +80,7 @@ async function handle(request: WriterRequest): Promise<void> {
     // Pipelined: every statement goes out before the first answer is read, the end of the
     // transaction too (a COMMIT after a failed statement rolls back: nothing of the tick is kept).
     const statements = end ? [...request.statements, { text: end, params: [] }] : request.statements;
-    const settled = await Promise.allSettled(statements.map((st) => c.unsafe(st.text, st.params as unknown[])));
+    const settled = await Promise.allSettled(statements.map((st) => runOn(c, st)));
     const failedAt = settled.findIndex((st) => st.status === "rejected");
     if (end) {
       // Whatever state a failure left the connection in, no transaction stays open on it.
