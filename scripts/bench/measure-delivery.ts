@@ -57,6 +57,9 @@ export async function deliveryRun(
   // then on the dispatcher drains a table of due messages, which is what this measures.
   const start = arrivedDuringPublish === 0 ? stats.firstAt : publishEnd;
   const delivered = stats.count - arrivedDuringPublish;
+  if (delivered <= 0)
+    throw new Error(`delivery: all ${stats.count} messages fell due and arrived while publishing (at ${Math.round(publish.rps)}/s, ` +
+      `slower than the ${Math.round(publishRps)}/s the wait was sized for): nothing left to measure`);
   const seconds = (stats.lastAt - start) / 1000;
   return { messages, publish, arrivedDuringPublish, delivered, seconds, perSecond: delivered / seconds };
 }
