@@ -181,23 +181,10 @@ export class ServerMetrics {
  * lists its series); returns its increment by one.
  */
 function countedCounter(registers: Registry[], name: string, help: string, ...labelNames: [string] | [string, string]) {
-  const counts = new Map<string, { labels: Record<string, string>; n: number }>();
-  new Counter({
-    name,
-    help,
-    labelNames,
-    registers,
-    collect() {
-      this.reset();
-      for (const c of counts.values()) this.inc(c.labels, c.n);
-    },
-  });
-  return (a: string, b?: string): void => {
-    const key = b === undefined ? a : `${a}\0${b}`;
-    const c = counts.get(key);
-    if (c) c.n++;
-    else counts.set(key, { labels: b === undefined ? { [labelNames[0]]: a } : { [labelNames[0]]: a, [labelNames[1]!]: b }, n: 1 });
-  };
+  const count = keyedCounter(registers, name, help, labelNames);
+  const [first, second] = labelNames;
+  return (a: string, b?: string): void =>
+    b === undefined ? count(a, () => ({ [first]: a })) : count(`${a}\0${b}`, () => ({ [first]: a, [second!]: b }));
 }
 
 /**
