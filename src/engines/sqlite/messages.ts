@@ -149,9 +149,7 @@ export class SqliteMessageStore implements MessageStorage {
   /** Removes every live message of an account (test-double reset); returns their ids. */
   deleteAccount(accountId: string): string[] {
     const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM messages WHERE account_id = ?").all(accountId);
-    this.db
-      .query("DELETE FROM message_bodies WHERE body_id IN (SELECT shared_body FROM messages WHERE account_id = ? AND body_alone = 1)")
-      .run(accountId);
+    // The bodies whose last holder was one of these rows go with them (messages_drop_alone_body).
     this.db.query("DELETE FROM messages WHERE account_id = ?").run(accountId);
     return ids.map((r) => r.id);
   }
