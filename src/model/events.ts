@@ -89,11 +89,12 @@ export class MessageEvents {
 
   emit<K extends MessageEventType>(type: K, event: MessageEventMap[K]): void {
     for (const listener of this.listeners[type]) listener(event);
-    const observers = this.observers[type];
-    if (observers.length === 0) return;
+    if (this.observers[type].length === 0) return;
     this.commit.afterCommit((committed) => {
       if (!committed) return;
-      for (const observer of [...observers]) {
+      // The observers of the moment: observe and its undo replace the list instead of changing it,
+      // so one that stops (itself or another) during this loop still gets this event.
+      for (const observer of this.observers[type]) {
         try {
           observer(event);
         } catch (error) {
@@ -105,11 +106,12 @@ export class MessageEvents {
 
   /** Calls `fn` after each committed event of `type`; returns the function that stops it. */
   observe<K extends MessageEventType>(type: K, fn: (event: MessageEventMap[K]) => void): () => void {
-    const list = this.observers[type];
-    list.push(fn);
+    const observers = this.observers as Record<K, Array<(event: MessageEventMap[K]) => void>>;
+    observers[type] = [...observers[type], fn];
     return () => {
+      const list = observers[type];
       const at = list.indexOf(fn);
-      if (at >= 0) list.splice(at, 1);
+      if (at >= 0) observers[type] = [...list.slice(0, at), ...list.slice(at + 1)];
     };
   }
 }

@@ -131,6 +131,25 @@ test("an observer can stop observing", async () => {
   expect(seen).toEqual(["a"]);
 });
 
+test("observers that stop (themselves or others) while an event is handed out still get that event, and no later one", async () => {
+  const { commit, events } = setup();
+  const seen: string[] = [];
+  const stops: Array<() => void> = [];
+  stops.push(events.observe("created", (e) => (seen.push(`first ${e.message.id}`), stops.forEach((stop) => stop()))));
+  stops.push(events.observe("created", (e) => seen.push(`second ${e.message.id}`)));
+  // The same function observing twice: stopping one of them leaves the other.
+  const twice = (e: { message: MessageRecord }) => seen.push(`twice ${e.message.id}`);
+  events.observe("created", twice);
+  const stopOneTwice = events.observe("created", twice);
+  await commit.run(() => {
+    events.emit("created", { message: message("a"), atMs: 1 });
+    events.emit("created", { message: message("b"), atMs: 1 });
+  });
+  stopOneTwice();
+  await commit.run(() => events.emit("created", { message: message("c"), atMs: 1 }));
+  expect(seen).toEqual(["first a", "second a", "twice a", "twice a", "twice b", "twice b", "twice c"]);
+});
+
 test("onFinished follows the three ways a message ends, and nothing else", () => {
   const ends: string[] = [];
   const listener = onFinished((m, how, atMs) => ends.push(`${m.id} ${how} ${atMs}`));
