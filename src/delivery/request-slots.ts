@@ -8,6 +8,15 @@
  * than `slowMs` stops counting: next to a slow receiver's wait a new connection costs nothing, and
  * slow receivers must not hold back the others (nor each other).
  */
+/** `request()`, with a synchronous throw turned into a rejected promise. */
+function invoke<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return request();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 interface Slot {
   startedAt: number;
 }
@@ -28,12 +37,7 @@ export class RequestSlots {
   run<T>(request: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) =>
       this.start(() => {
-        let promise: Promise<T>;
-        try {
-          promise = request();
-        } catch (error) {
-          promise = Promise.reject(error);
-        }
+        const promise = invoke(request);
         promise.then(resolve, reject);
         return promise;
       }),
@@ -58,13 +62,7 @@ export class RequestSlots {
       this.running.delete(slot);
       this.startWaiting();
     };
-    let promise: Promise<unknown>;
-    try {
-      promise = request();
-    } catch (error) {
-      promise = Promise.reject(error);
-    }
-    promise.then(release, release);
+    invoke(request).then(release, release);
   }
 
   /** Requests waiting for a slot. */
