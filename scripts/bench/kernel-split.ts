@@ -59,7 +59,8 @@ function report(file: string, requests: number, byThread: boolean): Record<strin
   const sumOf = (text: string, pattern: RegExp) => [...text.matchAll(pattern)].reduce((sum, m) => sum + us(m[1]!), 0);
   const bySyscall = run("--children --sort sym");
   const out: Record<string, number> = { total, kernel: sumOf(byBinary, /([\d.]+)%\s+\[kernel\.kallsyms\]/g) };
-  for (const s of SYSCALLS) out[s] = sumOf(bySyscall, new RegExp(`([\\d.]+)%\\s+[\\d.]+%\\s+\\[k\\] __x64_sys_${s}\\s*$`, "gm"));
+  for (const s of SYSCALLS)
+    out[s] = sumOf(bySyscall, new RegExp(`([\\d.]+)%\\s+[\\d.]+%\\s+\\[k\\] __x64_sys_${s}\\s*$`, "gm"));
   for (const [name, dso] of Object.entries(BINARIES))
     out[name] = sumOf(byBinary, new RegExp(`([\\d.]+)%\\s+${dso.replace(/[[\].]/g, "\\$&")}`, "g"));
   if (!byThread) return out;
@@ -75,10 +76,8 @@ function report(file: string, requests: number, byThread: boolean): Record<strin
 async function measure(side: string, pid: number, load: () => Promise<{ rate: number }>) {
   const file = join(dir, `${side}.data`);
   const target = values.e2e ? `-p ${pid}` : `-t ${pid}`;
-  const perf = Bun.spawn(["bash", "-c", `sleep ${lead}; perf record -F ${HZ} -g ${target} -o ${file} -- sleep ${recordSeconds}`], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
+  const record = `sleep ${lead}; perf record -F ${HZ} -g ${target} -o ${file} -- sleep ${recordSeconds}`;
+  const perf = Bun.spawn(["bash", "-c", record], { stdout: "ignore", stderr: "ignore" });
   const { rate } = await load();
   await perf.exited;
   const split = report(file, rate * recordSeconds, values.e2e!);
@@ -101,8 +100,10 @@ try {
   for (let round = 1; round <= Number(values.rounds); round++) {
     if (values.e2e) {
       console.log(`round ${round} (µs per message, all threads)`);
-      for (const [side, server] of [["floor", floor], ["svcd", svcd]] as const)
-        await measure(side, server.pid, async () => ({ rate: (await endToEndRun(server, sinkClient, E2E_MESSAGES)).perSecond }));
+      for (const [side, server] of [["floor", floor], ["svcd", svcd]] as const) {
+        const endToEnd = async () => ({ rate: (await endToEndRun(server, sinkClient, E2E_MESSAGES)).perSecond });
+        await measure(side, server.pid, endToEnd);
+      }
       continue;
     }
     console.log(`round ${round} (µs per request on the serving thread)`);
