@@ -103,8 +103,13 @@ test("kill -9 while a message claimed at publish is at its receiver: its row is 
   try {
     const server = await start(db);
     // Once one is delivered, the dispatcher has caught up: the next one due is claimed as it is stored.
-    await publish(server, "/warm-up");
+    // Its outcome must be stored before the kill too, or the restart rightly delivers it again.
+    const warmUp = await publish(server, "/warm-up");
     await waitUntil(() => arrivals.length === 1, { what: "the warm-up delivered" });
+    await waitUntil(async () => {
+      const res = await fetch(`${server.url}/v2/logs?messageId=${warmUp}`, { headers: auth });
+      return ((await res.json()) as { logs: Array<{ state: string }> }).logs[0]?.state === "DELIVERED";
+    }, { what: "the warm-up's outcome stored" });
     const id = await publish(server, "/hang");
     await waitUntil(() => arrivals.length === 2, { what: "the attempt to hang at the receiver" });
     server.proc.kill("SIGKILL");
