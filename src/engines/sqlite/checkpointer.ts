@@ -8,11 +8,17 @@
  * before (synchronous=NORMAL: a commit survives a crash of the process either way).
  *
  * The main connection's next write starts the WAL over once everything is copied and no reader is
- * inside it, so checkpoints are spaced out to leave it that moment. Under a steady stream of
- * commits that moment rarely comes and the WAL grows: a TRUNCATE checkpoint (it holds the write
- * lock while it copies the rest and syncs, so the main thread waits) empties it once the writer
- * has been idle for a tick, or, as a bound, once it passes `restartPages` (a stall of tens of ms,
- * rare with a large bound: truncating at 64 MB stalled every 2 s at 1,000 messages/s).
+ * inside it. Under a steady stream of commits that moment never comes by itself: each PASSIVE
+ * checkpoint copies what was there when it began while new commits go on. The WAL file would grow
+ * (to hundreds of MB at full load), every commit's frames extending it, which costs the writer
+ * twice as much as writing over pages the file already has, and truncating a large WAL stalls the
+ * writer for tens of ms. So once the WAL passes `recyclePages` and the last PASSIVE checkpoint
+ * copied all of it, a RESTART checkpoint copies the few frames committed since and waits (at most
+ * `RECYCLE_WAIT_MS`, holding the write lock: the main thread waits too) until the next write can
+ * start the WAL over from its first page: the file stays at its size and is written over. A reader
+ * that keeps an old snapshot (another process) makes that fail: then no RESTART is tried for a while,
+ * and a TRUNCATE checkpoint bounds the WAL at `restartPages`, as it also empties it once the writer
+ * has been idle for a tick (`idlePages`).
  */
 import { Database } from "bun:sqlite";
 import { keepWalFiles } from "./db.ts";
@@ -23,6 +29,9 @@ export interface CheckpointerStart {
   type: "start";
   path: string;
   intervalMs: number;
+  /** Past this many pages the WAL is started over (RESTART) when everything in it is copied. */
+  recyclePages: number;
+  /** Past this many pages the WAL is emptied (TRUNCATE) whatever it costs the writer: the bound. */
   restartPages: number;
   /** Above this many pages the WAL is truncated as soon as the writer is idle. */
   idlePages: number;
@@ -32,19 +41,45 @@ let db: Database | null = null;
 let timer: ReturnType<typeof setInterval> | null = null;
 
 let lastLog = -1;
+/** The WAL's length when it was last made ready to start over: until the writer does, nothing to do. */
+let recycledAt = -1;
+/** Ticks left before a RESTART is tried again, after one that could not finish. */
+let recycleBackoff = 0;
+/** How long a RESTART may hold the write lock waiting for a reader or the writer. */
+const RECYCLE_WAIT_MS = 50;
+const RECYCLE_BACKOFF_TICKS = 50;
+const BUSY_TIMEOUT_MS = 1000;
 
-function checkpoint(restartPages: number, idlePages: number) {
+type CheckpointResult = { busy: number; log: number; checkpointed: number };
+const run = (mode: string) => db!.query<CheckpointResult, []>(`PRAGMA wal_checkpoint(${mode})`).get();
+
+function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "restartPages" | "idlePages">) {
   if (!db) return;
   try {
-    const r = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(PASSIVE)").get();
+    const r = run("PASSIVE");
     if (!r) return;
     // Nothing committed since the last tick: nobody waits for the write lock now.
     const idle = r.log === lastLog;
-    if (r.log > restartPages || (idle && r.log > idlePages)) db.query("PRAGMA wal_checkpoint(TRUNCATE)").get();
     lastLog = r.log;
+    if (recycleBackoff > 0) recycleBackoff--;
+    if (r.log > o.restartPages || (idle && r.log > o.idlePages)) run("TRUNCATE");
+    else if (r.log > o.recyclePages && r.checkpointed === r.log && r.log !== recycledAt && recycleBackoff === 0)
+      recycle();
   } catch (error) {
     // A busy or failed checkpoint is retried at the next tick; the main connection keeps working.
     self.postMessage({ type: "error", message: String(error) });
+  }
+}
+
+/** RESTART with a short wait: the writer waits as long as it does. */
+function recycle() {
+  db!.run(`PRAGMA busy_timeout = ${RECYCLE_WAIT_MS}`);
+  try {
+    const r = run("RESTART");
+    if (r?.busy) recycleBackoff = RECYCLE_BACKOFF_TICKS;
+    else if (r) recycledAt = r.log;
+  } finally {
+    db!.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 }
 
@@ -52,14 +87,14 @@ self.onmessage = (event: MessageEvent<CheckpointerStart | { type: "stop" }>) => 
   const msg = event.data;
   if (msg.type === "start") {
     db = new Database(msg.path);
-    db.run("PRAGMA busy_timeout = 1000");
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     keepWalFiles(db);
-    timer = setInterval(() => checkpoint(msg.restartPages, msg.idlePages), msg.intervalMs);
+    timer = setInterval(() => checkpoint(msg), msg.intervalMs);
     self.postMessage({ type: "started" });
   } else if (msg.type === "stop") {
     if (timer) clearInterval(timer);
     timer = null;
-    checkpoint(0, 0);
+    checkpoint({ recyclePages: 0, restartPages: 0, idlePages: 0 });
     db?.close();
     db = null;
     self.postMessage({ type: "stopped" });

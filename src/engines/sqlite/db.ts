@@ -20,8 +20,13 @@ export function openDatabase(path: string | null, busyTimeoutMs = 5000): Databas
   return db;
 }
 
-/** A WAL that has grown in a burst shrinks back to this size when the writer starts it over. */
-const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
+/**
+ * A WAL that has grown in a burst shrinks back to this size when the writer starts it over. Above
+ * the size at which the checkpointer starts it over under load (`recyclePages` in wal.ts: 32 MB of
+ * 4 KB pages) with room for what commits add meanwhile: a WAL started over keeps its file, and
+ * commits write over its pages instead of extending it.
+ */
+const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 /**
  * Keeps the `-wal` and `-shm` files across a clean close (SQLite deletes them by default). Opening

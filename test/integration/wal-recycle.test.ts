@@ -1,0 +1,70 @@
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../../src/core/log.ts";
+import { openDatabase } from "../../src/engines/sqlite/db.ts";
+import { BackgroundCheckpointer } from "../../src/engines/sqlite/wal.ts";
+
+/**
+ * Under a steady stream of commits (no idle moment for the WAL to be started over by itself), the
+ * background checkpointer starts the WAL over once it passes its recycling size: the file keeps its
+ * size and later commits write over it, instead of extending it to hundreds of MB and truncating it.
+ */
+
+let dir = "";
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The WAL header's checkpoint sequence: SQLite adds one each time the WAL is started over. */
+function walSequence(path: string): number {
+  const fd = openSync(path, "r");
+  try {
+    const header = Buffer.alloc(16);
+    return readSync(fd, header, 0, 16, 0) === 16 ? header.readUInt32BE(12) : 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+test("a WAL written without pause is started over and written over: it neither grows on nor is truncated", async () => {
+  dir = mkdtempSync(join(tmpdir(), "svcd-wal-"));
+  const path = join(dir, "db.sqlite");
+  const db = openDatabase(path);
+  db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)");
+  const recyclePages = 64;
+  // The idle and hard bounds far away: only recycling can keep this WAL small.
+  const options = { intervalMs: 2, recyclePages, restartPages: 1_000_000, idlePages: 1_000_000 };
+  const checkpointer = new BackgroundCheckpointer(db, path, silentLogger, options);
+  checkpointer.start();
+  const insert = db.prepare<never, [Uint8Array]>("INSERT INTO t (b) VALUES (?)");
+  // As the server's group commit: BEGIN IMMEDIATE, one commit per turn of the event loop.
+  const commit = db.transaction(() => insert.run(new Uint8Array(3000).fill(7))).immediate;
+  const wal = `${path}-wal`;
+  try {
+    commit();
+    const first = walSequence(wal);
+    let largest = 0;
+    let shrank = false;
+    // Commits one after the other, each ~4 KB, until the WAL has been started over three times
+    // (a bound on the commits instead of a clock: without recycling it never is). Each commit
+    // yields to the event loop, as the server does between its ticks: a RESTART needs the write
+    // lock for a moment, which a writer that never lets go of it would not give (it then grows the
+    // WAL to the hard bound, as before recycling).
+    for (let commits = 0; commits < 100_000 && walSequence(wal) < first + 3; commits++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const before = statSync(wal).size;
+      commit();
+      const size = statSync(wal).size;
+      if (size < before) shrank = true;
+      largest = Math.max(largest, size);
+    }
+    expect(walSequence(wal)).toBeGreaterThanOrEqual(first + 3);
+    expect(shrank).toBe(false);
+    expect(db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM t").get()!.n).toBeGreaterThan(4);
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
+  // A clean stop still leaves an empty WAL.
+  expect(statSync(wal).size).toBe(0);
+});
