@@ -5,11 +5,13 @@ import { join } from "node:path";
 import { silentLogger } from "../../src/core/log.ts";
 import { openDatabase } from "../../src/engines/sqlite/db.ts";
 import { BackgroundCheckpointer } from "../../src/engines/sqlite/wal.ts";
+import { waitUntil } from "../helpers/wait.ts";
 
 /**
  * Under a steady stream of commits (no idle moment for the WAL to be started over by itself), the
  * background checkpointer starts the WAL over once it passes its recycling size: the file keeps its
  * size and later commits write over it, instead of extending it to hundreds of MB and truncating it.
+ * Once the writes stop, the file is emptied.
  */
 
 let dir = "";
@@ -26,24 +28,26 @@ function walSequence(path: string): number {
   }
 }
 
-test("a WAL written without pause is started over and written over: it neither grows on nor is truncated", async () => {
+function openWithCheckpointer(options: { recyclePages: number; idlePages: number }) {
   dir = mkdtempSync(join(tmpdir(), "svcd-wal-"));
   const path = join(dir, "db.sqlite");
   const db = openDatabase(path);
   db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)");
-  const recyclePages = 64;
-  // The idle and hard bounds far away: only recycling can keep this WAL small.
-  const options = { intervalMs: 2, recyclePages, restartPages: 1_000_000, idlePages: 1_000_000 };
-  const checkpointer = new BackgroundCheckpointer(db, path, silentLogger, options);
+  const all = { intervalMs: 2, restartPages: 1_000_000, ...options };
+  const checkpointer = new BackgroundCheckpointer(db, path, silentLogger, all);
   checkpointer.start();
   const insert = db.prepare<never, [Uint8Array]>("INSERT INTO t (b) VALUES (?)");
   // As the server's group commit: BEGIN IMMEDIATE, one commit per turn of the event loop.
   const commit = db.transaction(() => insert.run(new Uint8Array(3000).fill(7))).immediate;
-  const wal = `${path}-wal`;
+  return { db, checkpointer, commit, wal: `${path}-wal` };
+}
+
+test("a WAL written without pause is started over and written over: it neither grows on nor is truncated", async () => {
+  // The idle bound far away: only recycling can keep this WAL small.
+  const { db, checkpointer, commit, wal } = openWithCheckpointer({ recyclePages: 64, idlePages: 1_000_000 });
   try {
     commit();
     const first = walSequence(wal);
-    let largest = 0;
     let shrank = false;
     // Commits one after the other, each ~4 KB, until the WAL has been started over three times
     // (a bound on the commits instead of a clock: without recycling it never is). Each commit
@@ -56,7 +60,6 @@ test("a WAL written without pause is started over and written over: it neither g
       commit();
       const size = statSync(wal).size;
       if (size < before) shrank = true;
-      largest = Math.max(largest, size);
     }
     expect(walSequence(wal)).toBeGreaterThanOrEqual(first + 3);
     expect(shrank).toBe(false);
@@ -67,4 +70,21 @@ test("a WAL written without pause is started over and written over: it neither g
   }
   // A clean stop still leaves an empty WAL.
   expect(statSync(wal).size).toBe(0);
+});
+
+test("once the writes stop, a WAL that was started over is emptied, though it holds fewer pages than its file", async () => {
+  const { db, checkpointer, commit, wal } = openWithCheckpointer({ recyclePages: 64, idlePages: 32 });
+  try {
+    commit();
+    const first = walSequence(wal);
+    for (let commits = 0; commits < 100_000 && walSequence(wal) < first + 1; commits++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      commit();
+    }
+    expect(walSequence(wal)).toBeGreaterThan(first);
+    await waitUntil(() => statSync(wal).size === 0, { what: "the idle WAL emptied" });
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
 });

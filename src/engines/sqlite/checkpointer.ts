@@ -21,6 +21,7 @@
  * has been idle for a tick (`idlePages`).
  */
 import { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
 import { keepWalFiles } from "./db.ts";
 
 declare const self: Worker;
@@ -33,11 +34,12 @@ export interface CheckpointerStart {
   recyclePages: number;
   /** Past this many pages the WAL is emptied (TRUNCATE) whatever it costs the writer: the bound. */
   restartPages: number;
-  /** Above this many pages the WAL is truncated as soon as the writer is idle. */
+  /** Above this many pages (in it, or of its file) the WAL is truncated as soon as the writer is idle. */
   idlePages: number;
 }
 
 let db: Database | null = null;
+let walPath = "";
 let timer: ReturnType<typeof setInterval> | null = null;
 
 let lastLog = -1;
@@ -53,6 +55,19 @@ const BUSY_TIMEOUT_MS = 1000;
 type CheckpointResult = { busy: number; log: number; checkpointed: number };
 const run = (mode: string) => db!.query<CheckpointResult, []>(`PRAGMA wal_checkpoint(${mode})`).get();
 
+/**
+ * Pages the WAL's file holds: once started over, the WAL may use fewer of them than its file has,
+ * which stays that large until it is truncated.
+ */
+function walFilePages(): number {
+  const pageSize = db!.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
+  try {
+    return Math.floor(statSync(walPath).size / (pageSize + 24));
+  } catch {
+    return 0;
+  }
+}
+
 function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "restartPages" | "idlePages">) {
   if (!db) return;
   try {
@@ -62,7 +77,7 @@ function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "restartPages" |
     const idle = r.log === lastLog;
     lastLog = r.log;
     if (recycleBackoff > 0) recycleBackoff--;
-    if (r.log > o.restartPages || (idle && r.log > o.idlePages)) run("TRUNCATE");
+    if (r.log > o.restartPages || (idle && Math.max(r.log, walFilePages()) > o.idlePages)) run("TRUNCATE");
     else if (r.log > o.recyclePages && r.checkpointed === r.log && r.log !== recycledAt && recycleBackoff === 0)
       recycle();
   } catch (error) {
@@ -87,6 +102,7 @@ self.onmessage = (event: MessageEvent<CheckpointerStart | { type: "stop" }>) => 
   const msg = event.data;
   if (msg.type === "start") {
     db = new Database(msg.path);
+    walPath = `${msg.path}-wal`;
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     keepWalFiles(db);
     timer = setInterval(() => checkpoint(msg), msg.intervalMs);
