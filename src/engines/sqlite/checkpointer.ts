@@ -13,9 +13,10 @@
  * (to hundreds of MB at full load), every commit's frames extending it, which costs the writer
  * twice as much as writing over pages the file already has, and truncating a large WAL stalls the
  * writer for tens of ms. So once the WAL passes `recyclePages` and the last PASSIVE checkpoint
- * copied all of it, a RESTART checkpoint copies the few frames committed since and waits (at most
- * `RECYCLE_WAIT_MS`, holding the write lock: the main thread waits too) until the next write can
- * start the WAL over from its first page: the file stays at its size and is written over. A reader
+ * copied all of it, more PASSIVE passes copy what came meanwhile until little is left, then a
+ * RESTART checkpoint copies the rest and waits (at most `RECYCLE_WAIT_MS`, holding the write lock:
+ * the main thread waits too, a few ms) until the next write can start the WAL over from its first
+ * page: the file stays at its size and is written over. A reader
  * that keeps an old snapshot (another process) makes that fail: then no RESTART is tried for a while,
  * and a TRUNCATE checkpoint bounds the WAL at `restartPages`, as it also empties it once the writer
  * has been idle for a tick (`idlePages`).
@@ -90,6 +91,12 @@ function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "restartPages" |
 function recycle() {
   db!.run(`PRAGMA busy_timeout = ${RECYCLE_WAIT_MS}`);
   try {
+    // Copied again until little is left, so the RESTART (the writer waits) has little to copy.
+    for (let i = 0, from = lastLog; i < 3; i++) {
+      const again = run("PASSIVE");
+      if (!again || again.log - from <= 64) break;
+      from = again.log;
+    }
     const r = run("RESTART");
     if (r?.busy) recycleBackoff = RECYCLE_BACKOFF_TICKS;
     else if (r) recycledAt = r.log;
