@@ -33,7 +33,7 @@ function openWithCheckpointer(options: { recyclePages: number; idlePages: number
   const path = join(dir, "db.sqlite");
   const db = openDatabase(path);
   db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)");
-  const all = { intervalMs: 2, restartPages: 1_000_000, ...options };
+  const all = { intervalMs: 2, truncatePages: 1_000_000, ...options };
   const checkpointer = new BackgroundCheckpointer(db, path, silentLogger, all);
   checkpointer.start();
   const insert = db.prepare<never, [Uint8Array]>("INSERT INTO t (b) VALUES (?)");

@@ -16,10 +16,10 @@
  * copied all of it, more PASSIVE passes copy what came meanwhile until little is left, then a
  * RESTART checkpoint copies the rest and waits (at most `RECYCLE_WAIT_MS`, holding the write lock:
  * the main thread waits too, a few ms) until the next write can start the WAL over from its first
- * page: the file stays at its size and is written over. A reader
- * that keeps an old snapshot (another process) makes that fail: then no RESTART is tried for a while,
- * and a TRUNCATE checkpoint bounds the WAL at `restartPages`, as it also empties it once the writer
- * has been idle for a tick (`idlePages`).
+ * page: the file stays at its size and is written over. A reader that keeps an old snapshot
+ * (another process) makes that fail: then no RESTART is tried for a while, and a TRUNCATE
+ * checkpoint bounds the WAL at `truncatePages`, as it also empties it once the writer has been
+ * idle for a tick (`idlePages`).
  */
 import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
@@ -34,7 +34,7 @@ export interface CheckpointerStart {
   /** Past this many pages the WAL is started over (RESTART) when everything in it is copied. */
   recyclePages: number;
   /** Past this many pages the WAL is emptied (TRUNCATE) whatever it costs the writer: the bound. */
-  restartPages: number;
+  truncatePages: number;
   /** Above this many pages (in it, or of its file) the WAL is truncated as soon as the writer is idle. */
   idlePages: number;
 }
@@ -69,7 +69,7 @@ function walFilePages(): number {
   }
 }
 
-function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "restartPages" | "idlePages">) {
+function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "truncatePages" | "idlePages">) {
   if (!db) return;
   try {
     const r = run("PASSIVE");
@@ -78,7 +78,7 @@ function checkpoint(o: Pick<CheckpointerStart, "recyclePages" | "restartPages" |
     const idle = r.log === lastLog;
     lastLog = r.log;
     if (recycleBackoff > 0) recycleBackoff--;
-    if (r.log > o.restartPages || (idle && Math.max(r.log, walFilePages()) > o.idlePages)) run("TRUNCATE");
+    if (r.log > o.truncatePages || (idle && Math.max(r.log, walFilePages()) > o.idlePages)) run("TRUNCATE");
     else if (r.log > o.recyclePages && r.checkpointed === r.log && r.log !== recycledAt && recycleBackoff === 0)
       recycle();
   } catch (error) {
@@ -117,7 +117,12 @@ self.onmessage = (event: MessageEvent<CheckpointerStart | { type: "stop" }>) => 
   } else if (msg.type === "stop") {
     if (timer) clearInterval(timer);
     timer = null;
-    checkpoint({ recyclePages: 0, restartPages: 0, idlePages: 0 });
+    // Everything copied and the file emptied, even when a WAL started over holds no page yet.
+    try {
+      if (db) run("TRUNCATE");
+    } catch (error) {
+      self.postMessage({ type: "error", message: String(error) });
+    }
     db?.close();
     db = null;
     self.postMessage({ type: "stopped" });

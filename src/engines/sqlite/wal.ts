@@ -27,7 +27,7 @@ export class BackgroundCheckpointer implements BackgroundService {
     private readonly db: Database,
     private readonly path: string,
     private readonly log: Logger,
-    private readonly options = { intervalMs: 100, recyclePages: 8_192, restartPages: 131_072, idlePages: 4_096 },
+    private readonly options = { intervalMs: 100, recyclePages: 8_192, truncatePages: 131_072, idlePages: 4_096 },
   ) {}
 
   start(): void {
