@@ -51,6 +51,8 @@ let recycleBackoff = 0;
 /** How long a RESTART may hold the write lock waiting for a reader or the writer. */
 const RECYCLE_WAIT_MS = 50;
 const RECYCLE_BACKOFF_TICKS = 50;
+/** Few enough new frames for the RESTART to copy while the writer waits. */
+const RECYCLE_FRAMES_LEFT = 64;
 const BUSY_TIMEOUT_MS = 1000;
 
 type CheckpointResult = { busy: number; log: number; checkpointed: number };
@@ -94,7 +96,7 @@ function recycle() {
     // Copied again until little is left, so the RESTART (the writer waits) has little to copy.
     for (let i = 0, from = lastLog; i < 3; i++) {
       const again = run("PASSIVE");
-      if (!again || again.log - from <= 64) break;
+      if (!again || again.log - from <= RECYCLE_FRAMES_LEFT) break;
       from = again.log;
     }
     const r = run("RESTART");
