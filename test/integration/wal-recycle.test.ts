@@ -72,7 +72,7 @@ test("a WAL written without pause is started over and written over: it neither g
   expect(statSync(wal).size).toBe(0);
 });
 
-test("once the writes stop, a WAL that was started over is emptied, though it holds fewer pages than its file", async () => {
+test("once the writes stop, a WAL started over is emptied, though it holds fewer pages than its file", async () => {
   const { db, checkpointer, commit, wal } = openWithCheckpointer({ recyclePages: 64, idlePages: 32 });
   try {
     commit();

@@ -9,6 +9,12 @@ function checkpointerEntry(): string {
   return new URL("./checkpointer.ts", import.meta.url).href;
 }
 
+/**
+ * Every 100 ms; the WAL started over past 32 MB (of 4 KB pages), emptied past 512 MB whatever it
+ * costs, and emptied past 16 MB once the writer is idle (see checkpointer.ts).
+ */
+const CHECKPOINTS = { intervalMs: 100, recyclePages: 8_192, truncatePages: 131_072, idlePages: 4_096 };
+
 /** SQLite's own default, restored whenever the background checkpointer is not running. */
 const AUTO_CHECKPOINT_PAGES = 1000;
 
@@ -27,7 +33,7 @@ export class BackgroundCheckpointer implements BackgroundService {
     private readonly db: Database,
     private readonly path: string,
     private readonly log: Logger,
-    private readonly options = { intervalMs: 100, recyclePages: 8_192, truncatePages: 131_072, idlePages: 4_096 },
+    private readonly options = CHECKPOINTS,
   ) {}
 
   start(): void {
