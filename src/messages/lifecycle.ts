@@ -61,13 +61,11 @@ export class MessageLifecycle {
    */
   accept(m: MessageRecord, nowMs: number, claim?: ClaimOnInsert): void {
     this.admit(m, nowMs);
-    if (!claim?.wants(m, nowMs)) {
-      this.store.insert(m);
-      this.events.emit("created", { message: m, atMs: nowMs });
-      return;
-    }
-    this.store.insertClaimed(m);
+    const claimNow = claim?.wants(m, nowMs) === true;
+    if (claimNow) this.store.insertClaimed(m);
+    else this.store.insert(m);
     this.events.emit("created", { message: m, atMs: nowMs });
+    if (!claimNow || !claim) return;
     this.claimed(m, nowMs);
     // The record now says what its row says (the publisher's wake reads it; a worker gets it).
     m.state = "ACTIVE";

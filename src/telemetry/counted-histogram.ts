@@ -89,5 +89,4 @@ export class CountedHistogram {
     const values = data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
     return { ...data, values };
   }
-
 }
