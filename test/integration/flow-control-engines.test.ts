@@ -9,6 +9,7 @@ import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { FlowLanes, outstandingCap } from "../../src/flow-control/lanes.ts";
 import { FlowKeySettings } from "../../src/flow-control/steering.ts";
 import type { FlowControl, MessageRecord } from "../../src/model/message.ts";
+import { messageRecord } from "../helpers/message-record.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
 import { ENGINES, type Engine } from "../helpers/server.ts";
 
@@ -24,23 +25,9 @@ const FLOW: FlowControl = { key: "k", parallelism: 1, periodMs: 1000 };
 let seq = 0;
 
 function message(createdAt: number, flow = FLOW): MessageRecord {
-  return {
-    id: `msg_flow_${String(++seq).padStart(6, "0")}`,
-    accountId: "acct",
-    kind: "message",
-    state: "CREATED",
-    dispatchAt: createdAt,
-    notBefore: createdAt,
-    createdAt,
-    retried: 0,
-    maxRetries: 3,
-    url: "http://127.0.0.1:1/x",
-    method: "POST",
-    headers: [],
-    body: new TextEncoder().encode("body"),
-    timeoutMs: 10_000,
-    flow,
-  };
+  const id = `msg_flow_${String(++seq).padStart(6, "0")}`;
+  const body = new TextEncoder().encode("body");
+  return messageRecord({ id, accountId: "acct", createdAt, dispatchAt: createdAt, body, flow });
 }
 
 async function open(engine: Engine): Promise<{ storage: StorageEngine; close: () => Promise<void> }> {

@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { silentLogger } from "../../src/core/log.ts";
 import type { SqliteStorage } from "../../src/engines/engine.ts";
 import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
-import type { MessageRecord } from "../../src/model/message.ts";
+import { messageRecord } from "../helpers/message-record.ts";
 
 /**
  * Reads whose cost must not grow with the table: the plans SQLite makes for the statements the
@@ -17,22 +17,8 @@ beforeEach(() => {
 afterEach(() => engine.close());
 
 const T0 = 1_800_000_000_000;
-const message = (id: string, accountId: string, createdAt: number): MessageRecord => ({
-  id,
-  accountId,
-  kind: "message",
-  state: "CREATED",
-  dispatchAt: T0 + 3_600_000,
-  notBefore: T0 + 3_600_000,
-  createdAt,
-  retried: 0,
-  maxRetries: 3,
-  url: "http://127.0.0.1:1/x",
-  method: "POST",
-  headers: [],
-  body: new TextEncoder().encode(id),
-  timeoutMs: 10_000,
-});
+const message = (id: string, accountId: string, createdAt: number) =>
+  messageRecord({ id, accountId, createdAt, dispatchAt: T0 + 3_600_000 });
 
 /** Runs `read` and returns the SQL of every statement it queried, with the parameters it gave. */
 function capture(db: Database, read: () => void): Array<{ sql: string; params: unknown }> {
