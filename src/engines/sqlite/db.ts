@@ -26,7 +26,7 @@ export function openDatabase(path: string | null, busyTimeoutMs = 5000): Databas
  * 4 KB pages) with room for what commits add meanwhile: a WAL started over keeps its file, and
  * commits write over its pages instead of extending it.
  */
-const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
+export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 /**
  * Keeps the `-wal` and `-shm` files across a clean close (SQLite deletes them by default). Opening
