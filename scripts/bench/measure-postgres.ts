@@ -19,7 +19,7 @@ import { BUN, MAIN, spawnServer, type ServerProcess } from "../../test/helpers/p
 import { closedLoop, wallNow } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
 import type { SinkClient } from "./procs.ts";
-import { processCpuMs, serverTreeCpuMs } from "./threads.ts";
+import { machineCpuTicks, processCpuMs, serverTreeCpuMs } from "./threads.ts";
 
 const TOKEN = "bench_pg_token";
 /** Node 22 from the `node` devDependency: pg-boss 12 and graphile-worker 0.18 want it. */
@@ -34,7 +34,7 @@ export interface PostgresRow {
   /** svcd: publishes per second of messages delayed an hour; queues: enqueues per second during the end-to-end run. */
   publishRps: number;
   /** CPU µs per message delivered end to end: the PostgreSQL server's (every process), and svcd's (every node). */
-  cpu?: { postgresUs?: number; svcdUs?: number };
+  cpu?: { postgresUs?: number; svcdUs?: number; idleShare?: number };
 }
 
 export interface PostgresResults {
@@ -76,11 +76,16 @@ async function postmasterPid(): Promise<number> {
 function cpuMeter(postgres: number | null, pids: number[]) {
   const svcd = () => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
   const pg = () => (postgres === null ? 0 : serverTreeCpuMs(postgres));
-  const [pg0, svcd0] = [pg(), svcd()];
-  return (messages: number) => ({
-    postgresUs: postgres === null ? undefined : ((pg() - pg0) * 1000) / messages,
-    svcdUs: pids.length ? ((svcd() - svcd0) * 1000) / messages : undefined,
-  });
+  const [pg0, svcd0, machine0] = [pg(), svcd(), machineCpuTicks()];
+  return (messages: number) => {
+    const machine = machineCpuTicks();
+    return {
+      postgresUs: postgres === null ? undefined : ((pg() - pg0) * 1000) / messages,
+      svcdUs: pids.length ? ((svcd() - svcd0) * 1000) / messages : undefined,
+      // How much of every core nothing used meanwhile: work that waits rather than computes.
+      idleShare: (machine.idle - machine0.idle) / Math.max(1, machine.total - machine0.total),
+    };
+  };
 }
 
 async function svcdRow(label: string, nodes: ServerProcess[], load: Load & { postgres: number | null }): Promise<PostgresRow> {
@@ -131,8 +136,8 @@ async function queueRow(label: string, file: string, load: Load & { postgres: nu
   }
   const r = JSON.parse(line) as { delivered: number; e2eMps: number; enqueueRps: number };
   // The driver's enqueue and delivery both ran in that window (its CPU is not the queue's own work).
-  const { postgresUs } = meter(r.delivered);
-  return { label, e2eMps: r.e2eMps, delivered: r.delivered, publishRps: r.enqueueRps, cpu: { postgresUs } };
+  const { postgresUs, idleShare } = meter(r.delivered);
+  return { label, e2eMps: r.e2eMps, delivered: r.delivered, publishRps: r.enqueueRps, cpu: { postgresUs, idleShare } };
 }
 
 async function serverSettings(): Promise<Record<string, string>> {

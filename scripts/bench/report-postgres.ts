@@ -78,12 +78,14 @@ export function postgresSection(p: PostgresResults | undefined): string {
       "devDependency), their producers in a Node process of their own.",
     "",
     "| Row | End to end msgs/s | svcd PostgreSQL 1 node / row | Publish (svcd, delayed) or enqueue (queues) per s | " +
-      "CPU µs per message: PostgreSQL server | CPU µs per message: svcd (all nodes) |",
-    "|---|---|---|---|---|---|",
+      "CPU µs per message: PostgreSQL server | CPU µs per message: svcd (all nodes) | Cores idle meanwhile |",
+    "|---|---|---|---|---|---|---|",
   ];
   const rows = [p.sqlite, ...p.nodes, p.pgBoss, p.graphile].filter((r): r is PostgresRow => r !== undefined);
   for (const r of rows) {
-    const cpu = `${r.cpu?.postgresUs !== undefined ? n0(r.cpu.postgresUs) : "—"} | ${r.cpu?.svcdUs !== undefined ? n0(r.cpu.svcdUs) : "—"}`;
+    const us = (v: number | undefined) => (v !== undefined ? n0(v) : "—");
+    const idle = r.cpu?.idleShare !== undefined ? `${n0(r.cpu.idleShare * 100)}%` : "—";
+    const cpu = `${us(r.cpu?.postgresUs)} | ${us(r.cpu?.svcdUs)} | ${idle}`;
     lines.push(`| ${r.label} | ${n0(r.e2eMps)} | ${n2(one / r.e2eMps)} | ${n0(r.publishRps)} | ${cpu} |`);
   }
   if (p.errors.length) lines.push("", `Failed: ${p.errors.join("; ")}`);

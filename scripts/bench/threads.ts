@@ -75,3 +75,12 @@ export function serverTreeCpuMs(rootPid: number): number {
   }
   return total;
 }
+
+/** The machine's CPU time so far (every core): idle (idle and iowait) and in all, in clock ticks. */
+export function machineCpuTicks(): { idle: number; total: number } {
+  const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!;
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { idle: f[3]! + f[4]!, total };
+}
