@@ -61,16 +61,16 @@ export class MessageLifecycle {
    */
   accept(m: MessageRecord, nowMs: number, claim?: ClaimOnInsert): void {
     this.admit(m, nowMs);
-    const claimNow = claim?.wants(m, nowMs) === true;
-    if (claimNow) this.store.insertClaimed(m);
+    const claiming = claim?.wants(m, nowMs) ? claim : undefined;
+    if (claiming) this.store.insertClaimed(m);
     else this.store.insert(m);
     this.events.emit("created", { message: m, atMs: nowMs });
-    if (!claimNow || !claim) return;
+    if (!claiming) return;
     this.claimed(m, nowMs);
     // The record now says what its row says (the publisher's wake reads it; a worker gets it).
     m.state = "ACTIVE";
     m.dispatchAt = null;
-    claim.took(m, nowMs);
+    claiming.took(m, nowMs);
   }
 
   /** The dispatcher claimed it (its row is ACTIVE now). */

@@ -41,6 +41,8 @@ export interface CheckpointerStart {
 
 let db: Database | null = null;
 let walPath = "";
+/** Bytes of one WAL frame: a page and its 24-byte header (the page size never changes once in WAL mode). */
+let frameBytes = 0;
 let timer: ReturnType<typeof setInterval> | null = null;
 
 let lastLog = -1;
@@ -63,9 +65,8 @@ const run = (mode: string) => db!.query<CheckpointResult, []>(`PRAGMA wal_checkp
  * which stays that large until it is truncated.
  */
 function walFilePages(): number {
-  const pageSize = db!.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
   try {
-    return Math.floor(statSync(walPath).size / (pageSize + 24));
+    return Math.floor(statSync(walPath).size / frameBytes);
   } catch {
     return 0;
   }
@@ -112,6 +113,7 @@ self.onmessage = (event: MessageEvent<CheckpointerStart | { type: "stop" }>) => 
   if (msg.type === "start") {
     db = new Database(msg.path);
     walPath = `${msg.path}-wal`;
+    frameBytes = db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size + 24;
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     keepWalFiles(db);
     timer = setInterval(() => checkpoint(msg), msg.intervalMs);
