@@ -32,6 +32,7 @@ type Prepared =
 /**
  * `POST /v2/batch`: each element is validated on its own (a bad one answers `{"error"}` while the
  * others go through); the valid ones are stored in one group commit, each in its own savepoint.
+ * Storage that fails (503) fails the request: a 200 says that every element it answers for is stored.
  * An element `allOrNothing` picks (a workflow run's message: the SDK reads only the request's
  * status) refuses the whole request instead.
  */
@@ -57,7 +58,9 @@ export class BatchService {
           const stored = await this.ctx.commit.run(() => this.publisher.store(p.plan.messages, p.plan.options, p.input, now));
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {
-          if (error instanceof HttpError && !p.allOrNothing) return { error: error.message };
+          // A refused element answers in its place; storage that failed answers for the whole
+          // request (503), never a 200 that a client would take for messages stored.
+          if (error instanceof HttpError && error.status !== 503 && !p.allOrNothing) return { error: error.message };
           throw error;
         }
       }),

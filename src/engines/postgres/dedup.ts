@@ -2,13 +2,18 @@ import type { SQL } from "bun";
 import type { DedupStorage } from "../../dedup/storage.ts";
 import type { TickScope } from "./tick.ts";
 
-/** The advisory-lock class of deduplication keys (two-int locks: apart from any single-bigint lock). */
-const DEDUP_LOCK_CLASS = 0x64656475;
+/** The advisory lock of deduplication lookups (a two-int lock: apart from any single-bigint lock). */
+const DEDUP_LOCK = [0x64656475, 0] as const;
 
 /**
  * Deduplication keys on PostgreSQL, as on SQLite: a lookup, then the key remembered in the same
- * transaction. Nodes publish concurrently, so the lookup first takes a transaction lock on the
- * key: a node publishing the same key waits for this tick's commit, then finds its message.
+ * transaction. Nodes publish concurrently, so a lookup first takes the one deduplication lock for
+ * its transaction: a node publishing the same key waits for this tick's commit, then finds its
+ * message. One lock for every key, not one per key: a tick looks its keys up in the order its
+ * requests came, so two nodes' ticks naming two keys in opposite orders would each hold one and
+ * wait for the other (a deadlock, found after PostgreSQL's `deadlock_timeout`, that fails a whole
+ * tick). Ticks that look keys up therefore commit one at a time across the nodes; the others do
+ * not wait.
  */
 export class PgDedupStore implements DedupStorage {
   constructor(
@@ -18,8 +23,9 @@ export class PgDedupStore implements DedupStorage {
 
   find(accountId: string, key: string, nowMs: number): string | undefined {
     const tx = this.scope.tx;
-    // A statement of its own: the lookup's snapshot must be taken once the lock is held.
-    tx.queue("SELECT pg_advisory_xact_lock($1, hashtext($2))", [DEDUP_LOCK_CLASS, `${accountId}/${key}`]);
+    // A statement of its own: the lookup's snapshot must be taken once the lock is held. Taken at
+    // every lookup (it is reentrant): a write undone to its savepoint releases what it took.
+    tx.queue("SELECT pg_advisory_xact_lock($1, $2)", DEDUP_LOCK);
     const [row] = tx.query("SELECT message_id FROM dedup_keys WHERE account_id = $1 AND key = $2 AND expires_at > $3", [
       accountId,
       key,
