@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
 import type { BackgroundService } from "../../core/service.ts";
 import { dueAgainStateSql } from "../../model/message.ts";
+import { CONFIG } from "./notifications.ts";
 import { PARTITIONS } from "./schema.ts";
 import { num } from "./values.ts";
 
@@ -65,6 +66,7 @@ export class Cluster implements BackgroundService {
   private readonly maxGap: number;
   private lastMaintenance = 0;
   private beating: Promise<void> | null = null;
+  private beatAgain = false;
   private stopped = false;
 
   constructor(
@@ -149,11 +151,24 @@ export class Cluster implements BackgroundService {
         await tx`UPDATE cluster_partitions SET node_id = NULL WHERE node_id = ${this.o.nodeId}`;
         await tx`DELETE FROM cluster_leader WHERE node_id = ${this.o.nodeId}`;
         await tx`DELETE FROM cluster_nodes WHERE node_id = ${this.o.nodeId}`;
+        // Heard at the commit: the others beat now (see beatNow), not at their next heartbeat.
+        await tx`SELECT pg_notify(${CONFIG}, ${`${this.o.nodeId}|${NODES_TABLE}`})`;
       });
     } catch (error) {
       const line = "leaving the cluster failed; the leader hands this node's messages back after its timeout";
       this.o.log.warn(line, { error: String(error) });
     }
+  }
+
+  /**
+   * Another node left: beats now rather than at the next interval (taking the partitions it freed,
+   * and the beat's poll finding the messages it handed back), and once more after a beat under
+   * way, which may have read before the other node's leave.
+   */
+  beatNow(): void {
+    if (this.stopped) return;
+    if (this.beating) this.beatAgain = true;
+    else void this.tick();
   }
 
   private async tick(): Promise<void> {
@@ -168,6 +183,11 @@ export class Cluster implements BackgroundService {
       })
       .finally(() => (this.beating = null));
     await this.beating;
+    if (this.beatAgain) {
+      this.beatAgain = false;
+      void this.tick();
+      return;
+    }
     // The fallback poll: a notification lost on a dropped connection delays work by one beat.
     if (!this.stopped) this.o.onDue();
   }
@@ -294,6 +314,9 @@ export class Cluster implements BackgroundService {
     this.owned = mine;
   }
 }
+
+/** The table named in the notification a leaving node sends (see `Cluster.beatNow`). */
+export const NODES_TABLE = "cluster_nodes";
 
 /** How many nodes may share a database (their numbers are 0 .. NODE_NUMBERS - 1). */
 export const NODE_NUMBERS = 1000;

@@ -3,7 +3,7 @@ import type { Logger } from "../../core/log.ts";
 import type { PostgresStorage, Stores } from "../engine.ts";
 import { MIGRATIONS } from "../migrations.ts";
 import { CachedTable } from "./cached-table.ts";
-import { Cluster, NODE_NUMBERS } from "./cluster.ts";
+import { Cluster, NODE_NUMBERS, NODES_TABLE } from "./cluster.ts";
 import { DlqIdSequence } from "../../core/ids.ts";
 import { cachedTables, PgAccountStore, PgFlowKeyStore, PgFlowReleases, PgFlowStore, PgIndexStore, PgQueuePromotions, PgQueueStore, PgUrlGroupStore, PgUsageLedger } from "./config-stores.ts";
 import { connect } from "./connect.ts";
@@ -128,7 +128,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     nodeId,
     log: o.log,
     tables: [...cached, scheduleTable],
-    uncached: ["workflow_waiters"],
+    uncached: ["workflow_waiters", NODES_TABLE],
     onDue: (atMs) => {
       messages.noteDue(atMs ?? o.now());
       wake(atMs);
@@ -156,6 +156,8 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     },
   });
   owned.partitions = () => cluster.ownedPartitions();
+  // A node that left freed its partitions: they are taken at once.
+  notifications.watch(NODES_TABLE, () => cluster.beatNow());
   try {
     await notifications.start();
   } catch (error) {
