@@ -178,9 +178,15 @@ export class Dispatcher implements BackgroundService {
     }
     const attempt = this.inFlight.disown(messageId);
     if (!attempt) return;
-    // An attempt still waiting in a worker's flow-control lane is dropped there.
-    this.deps.pool.cancel(attempt.ticket);
-    this.gate.released(attempt.message, this.clock.now());
+    // Its answer is ignored from here on, but the attempt ends only with the cancel's commit: a
+    // cancel that is not stored gives it back, and its answer is then recorded (else the message
+    // would stay ACTIVE with nobody to finish it).
+    this.deps.commit.afterCommit((committed) => {
+      if (!committed) return this.inFlight.restore(attempt);
+      // An attempt still waiting in a worker's flow-control lane is dropped there.
+      this.deps.pool.cancel(attempt.ticket);
+      this.gate.released(attempt.message, this.clock.now());
+    });
   }
 
   /** Claimed and not yet handed to a worker, or in a worker. */

@@ -120,6 +120,33 @@ describe("the database is locked by another connection longer than the busy time
   });
 });
 
+describe("a cancel whose commit fails", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  test("a cancel that could not be stored leaves the attempt in flight its own: its answer is recorded", async () => {
+    const res = await s.api(`/v2/publish/${rx.url}/held-cancel`, { method: "POST", body: "c" });
+    const { messageId } = (await res.json()) as { messageId: string };
+    await rx.waitFor(1, { match: (r) => r.path === "/held-cancel" });
+    // The cancel's write runs, and its commit fails (its log entry cannot be written).
+    s.db.run(`CREATE TRIGGER refuse_cancel BEFORE INSERT ON events WHEN NEW.state = 'CANCELED'
+      BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    try {
+      await expect503(await s.api(`/v2/messages/${messageId}`, { method: "DELETE" }));
+    } finally {
+      s.db.run("DROP TRIGGER refuse_cancel");
+    }
+    holds.shift()!(); // the receiver answers 200 now
+    // A disowned attempt's answer was ignored: the message stayed ACTIVE, never delivered again nor logged.
+    const logs = await waitForState(s, messageId, ["DELIVERED"]);
+    expect(logs.map((l) => l.state)).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+    await expectIdleAndConsistent(s);
+  });
+});
+
 test("a subprocess server survives a lock held past its busy timeout, answers 503, and resumes", async () => {
   const dir = mkdtempSync(join(tmpdir(), "svcd-lock-"));
   const db = join(dir, "svcd.sqlite");
