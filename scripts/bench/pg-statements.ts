@@ -42,9 +42,12 @@ try {
     FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench')
     ORDER BY total_exec_time DESC LIMIT 25`);
   const total = rows.reduce((sum: number, r: { ms: number }) => sum + r.ms, 0);
-  console.log(`statements' execution time: ${Math.round(total)} ms, ${((total * 1000) / messages).toFixed(1)} µs per message`);
-  for (const r of rows)
-    console.log(`${((r.ms * 1000) / messages).toFixed(1).padStart(6)} µs/msg ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(7)} rows  ${r.query}`);
+  const perMessage = (ms: number) => ((ms * 1000) / messages).toFixed(1);
+  console.log(`statements' execution time: ${Math.round(total)} ms, ${perMessage(total)} µs per message`);
+  for (const r of rows) {
+    const counts = `${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(7)} rows`;
+    console.log(`${perMessage(r.ms).padStart(6)} µs/msg ${counts}  ${r.query}`);
+  }
 } finally {
   await svcd.stop();
   await sinkProc.stop();

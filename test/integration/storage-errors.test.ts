@@ -75,7 +75,8 @@ describe("the database is locked by another connection longer than the busy time
       await expect503(await s.api("/v2/dlq/1-0", { method: "DELETE" }));
       // A batch answers 503 as a whole, not a 200 whose elements each say the storage failed.
       const batch = [{ destination: `${rx.url}/locked-batch`, body: "one" }, { destination: "ftp://refused" }];
-      await expect503(await s.api("/v2/batch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(batch) }));
+      const json = { "content-type": "application/json" };
+      await expect503(await s.api("/v2/batch", { method: "POST", headers: json, body: JSON.stringify(batch) }));
     } finally {
       release();
     }

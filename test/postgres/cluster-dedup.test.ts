@@ -59,14 +59,16 @@ test("the same deduplication id published at once on two nodes is one message", 
   }
 }, 120_000);
 
-test("batches naming the same deduplication ids in opposite orders on two nodes store each once, and fail nothing", async () => {
+test("batches naming the same deduplication ids in opposite orders on two nodes store each once, fail nothing", async () => {
   const KEYS = ["a", "b", "c", "d"];
   for (let round = 0; round < 10; round++) {
     const url = `${rx.url}/opposite/${round}`;
     const batch = (keys: string[]) => ({
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(keys.map((k) => ({ destination: url, headers: { "Svc-Deduplication-Id": `${k}-${round}` }, body: k }))),
+      body: JSON.stringify(
+        keys.map((k) => ({ destination: url, headers: { "Svc-Deduplication-Id": `${k}-${round}` }, body: k })),
+      ),
     });
     const bystander = { method: "POST", body: "no deduplication" };
     const answers = await Promise.all([

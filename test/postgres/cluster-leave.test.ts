@@ -20,10 +20,11 @@ let rx: Receiver;
 const holds: Array<() => void> = [];
 
 const startNode = () =>
-  spawnServer([BUN, MAIN, "--port", "0", "--db", db, "--node-timeout", "600000", "--log-level", "warn", "--workers", "2", "--shutdown-timeout", "200"], {
-    env: { SVC_TOKEN: TOKEN },
-    timeoutMs: 30_000,
-  });
+  spawnServer(
+    [BUN, MAIN, "--port", "0", "--db", db, "--node-timeout", "600000", "--log-level", "warn", "--workers", "2"]
+      .concat(["--shutdown-timeout", "200"]),
+    { env: { SVC_TOKEN: TOKEN }, timeoutMs: 30_000 },
+  );
 
 beforeAll(async () => {
   db = await freshDatabase();
@@ -42,16 +43,19 @@ afterAll(async () => {
   rx.stop();
 });
 
-test("a node that stops cleanly hands its in-flight messages and flow-control partitions to the others at once", async () => {
+test("a node that stops cleanly hands its in-flight messages and partitions to the others at once", async () => {
   const [leaving, staying] = nodes as [ServerProcess, ServerProcess];
   const pg = new SQL(db);
   try {
-    const ownerOf = async () => (await pg`SELECT node_id, count(*)::int AS n FROM cluster_partitions GROUP BY node_id`) as Array<{ node_id: string | null; n: number }>;
+    type Owner = { node_id: string | null; n: number };
+    const ownerOf = async () =>
+      (await pg`SELECT node_id, count(*)::int AS n FROM cluster_partitions GROUP BY node_id`) as Owner[];
     // The first node took every partition as it joined; the second finds none free and would take
     // its share at a heartbeat of the first (which gives back what is above its share) and then of its own.
     const before = await ownerOf();
     expect(before).toHaveLength(1);
-    const held = await fetch(`${leaving.url}/v2/publish/${rx.url}/held`, { method: "POST", body: "h", headers: { authorization: `Bearer ${TOKEN}` } });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const held = await fetch(`${leaving.url}/v2/publish/${rx.url}/held`, { method: "POST", body: "h", headers: auth });
     expect(held.status).toBe(200);
     await rx.waitFor(1, { match: (r) => r.path === "/held" });
     // Past its shutdown timeout the attempt is given up and the message goes back, due now.
@@ -71,7 +75,7 @@ test("a node that stops cleanly hands its in-flight messages and flow-control pa
         fetch(`${staying.url}/v2/publish/${rx.url}/key/${k}`, {
           method: "POST",
           body: `k${k}`,
-          headers: { authorization: `Bearer ${TOKEN}`, "Svc-Flow-Control-Key": `key-${k}`, "Svc-Flow-Control-Value": "parallelism=1" },
+          headers: { ...auth, "Svc-Flow-Control-Key": `key-${k}`, "Svc-Flow-Control-Value": "parallelism=1" },
         }).then((res) => expect(res.status).toBe(200)),
       ),
     );
