@@ -39,6 +39,7 @@ export function createTelemetry(parts: Parts): Telemetry {
     workerLoad: () => pool.load,
     workerBusySeconds: () => pool.busySeconds,
     storageBytes: () => storage.sizeBytes(),
+    commitCounts: () => ctx.commit.counts,
     faultsInjected: () => parts.faults.rules.injectedCounts(),
   });
   return { metrics, liveEvents: new LiveEventStreams(engine.events) };

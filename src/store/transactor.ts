@@ -14,6 +14,16 @@ export interface WriteOptions {
   early?: boolean;
 }
 
+/** What a transactor has committed since the start (the storage metrics). */
+export interface CommitCounts {
+  /** Transactions committed. */
+  commits: number;
+  /** Transactions that failed as a whole (every write in them answered "storage unavailable"). */
+  failedCommits: number;
+  /** Writes the committed transactions stored (one transaction holds the writes of one moment). */
+  writes: number;
+}
+
 export interface Transactor {
   run<T>(write: () => T, options?: WriteOptions): Promise<T>;
   /** Inside a write: `fn(true)` right after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
@@ -22,6 +32,8 @@ export interface Transactor {
   nested<T>(fn: () => T): T;
   /** Writes queued or being committed (time control waits for them between timer steps). */
   readonly pendingWrites: number;
+  /** Counted since the start; read, never changed, by its reader. */
+  readonly counts: Readonly<CommitCounts>;
   /** Commits what is queued now (also at shutdown); resolves once it is stored. */
   flush(): void | Promise<void>;
 }

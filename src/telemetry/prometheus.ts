@@ -5,6 +5,7 @@ import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { MessageCensus } from "../messages/storage.ts";
 import type { BuildInfo } from "../startup/build-info.ts";
+import type { CommitCounts } from "../store/transactor.ts";
 import { CountedHistogram } from "./counted-histogram.ts";
 
 /** What the scrape reads at the moment it happens (levels, not events). */
@@ -21,6 +22,8 @@ export interface MetricSources {
   workerBusySeconds: () => number[];
   /** Bytes of the database and of its write-ahead log. */
   storageBytes: () => { database: number; wal: number } | Promise<{ database: number; wal: number }>;
+  /** The group commit's transactions and writes since the start. */
+  commitCounts: () => Readonly<CommitCounts>;
   /** Faults injected by the test double's rules since the start, by kind. */
   faultsInjected?: () => Array<[string, number]>;
 }
@@ -150,6 +153,27 @@ export class ServerMetrics {
         const bytes = await sources.storageBytes();
         this.set({ file: "database" }, bytes.database);
         this.set({ file: "wal" }, bytes.wal);
+      },
+    });
+    new Counter({
+      name: "svcd_storage_commits_total",
+      help: "Transactions of the group commit: committed, or failed as a whole (every write in it answered 503)",
+      labelNames: ["result"] as const,
+      registers,
+      collect() {
+        const counts = sources.commitCounts();
+        this.reset();
+        this.inc({ result: "committed" }, counts.commits);
+        this.inc({ result: "failed" }, counts.failedCommits);
+      },
+    });
+    new Counter({
+      name: "svcd_storage_writes_total",
+      help: "Writes stored by committed transactions (requests' and delivery's; one transaction groups those of one moment)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.commitCounts().writes);
       },
     });
     new Gauge({ name: "svcd_build_info", help: "Version and commit of the running svcd (always 1)", labelNames: ["version", "commit"] as const, registers }).set(

@@ -70,7 +70,20 @@ test("parses as Prometheus text, and its counters, histograms and gauges move wi
   expect(after.value("svcd_storage_bytes", { file: "database" })).toBeGreaterThan(0);
   expect(after.samples.find((x) => x.name === "svcd_storage_bytes" && x.labels.file === "wal")).toBeDefined();
   expect(after.samples.find((x) => x.name === "svcd_build_info")?.value).toBe(1);
-  for (const [family, type] of [["svcd_messages_delivered_total", "counter"], ["svcd_delivery_latency_seconds", "histogram"], ["svcd_messages", "gauge"]] as const)
+  // Six publishes and a cancel, each a write of its own, besides the claims and outcomes; grouped
+  // into transactions, none of which failed.
+  const writes = moved("svcd_storage_writes_total");
+  expect(writes).toBeGreaterThanOrEqual(7);
+  expect(moved("svcd_storage_commits_total", { result: "committed" })).toBeGreaterThanOrEqual(1);
+  expect(moved("svcd_storage_commits_total", { result: "committed" })).toBeLessThanOrEqual(writes);
+  expect(moved("svcd_storage_commits_total", { result: "failed" })).toBe(0);
+  const families = [
+    ["svcd_messages_delivered_total", "counter"],
+    ["svcd_delivery_latency_seconds", "histogram"],
+    ["svcd_messages", "gauge"],
+    ["svcd_storage_commits_total", "counter"],
+  ] as const;
+  for (const [family, type] of families)
     expect(after.types.get(family)).toBe(type);
 });
 

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
 import { checkConsistency } from "../helpers/consistency.ts";
+import { parseExposition } from "../helpers/prometheus.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { BUN, MAIN, spawnServer } from "../helpers/process.ts";
@@ -144,6 +146,9 @@ describe("a cancel whose commit fails", () => {
     // A disowned attempt's answer was ignored: the message stayed ACTIVE, never delivered again nor logged.
     const logs = await waitForState(s, messageId, ["DELIVERED"]);
     expect(logs.map((l) => l.state)).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+    // The failed transaction is counted where an operator looks.
+    const metrics = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
+    expect(parseExposition(await metrics.text()).value("svcd_storage_commits_total", { result: "failed" })).toBe(1);
     await expectIdleAndConsistent(s);
   });
 });

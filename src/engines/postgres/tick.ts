@@ -1,5 +1,5 @@
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type Transactor, type WriteOptions } from "../../store/transactor.ts";
+import { runFollowUps, type CommitCounts, type Transactor, type WriteOptions } from "../../store/transactor.ts";
 import type { TickSql, TickTransaction } from "./tick-sql.ts";
 import type { FollowUp, TickPart, TickScope } from "./tick-scope.ts";
 
@@ -34,6 +34,7 @@ export class PostgresTicks implements Transactor {
   private readonly committedObservers: Array<() => void> = [];
   private followUpTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
+  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0 };
 
   constructor(
     private readonly scope: TickScope,
@@ -225,9 +226,12 @@ export class PostgresTicks implements Transactor {
       runFollowUps(followUps, false);
       const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
       for (const item of batch) item.reject(failure);
+      this.counts.failedCommits++;
       this.followUpIfNeeded();
       return;
     }
+    this.counts.commits++;
+    for (const outcome of outcomes) if (outcome.ok) this.counts.writes++;
     // Settled before anyone hears of it: a caller resumed by this commit (the idle probe) must not
     // count these writes as still pending.
     this.inFlightWrites = 0;

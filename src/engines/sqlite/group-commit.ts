@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type Transactor } from "../../store/transactor.ts";
+import { runFollowUps, type CommitCounts, type Transactor } from "../../store/transactor.ts";
 
 /**
  * A store that keeps some of a tick's rows in memory and writes them just before the COMMIT (one
@@ -30,6 +30,7 @@ interface PendingWrite {
 export class GroupCommit implements Transactor {
   private pending: PendingWrite[] = [];
   private scheduled = false;
+  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0 };
   /** Follow-ups registered by the write that is running now (see afterCommit). */
   private followUps: Array<(committed: boolean) => void> | null = null;
 
@@ -166,8 +167,11 @@ export class GroupCommit implements Transactor {
       runFollowUps(dropped, false);
       const failure = unavailable(`storage unavailable: ${(error as Error).message}`);
       for (const item of batch) item.reject(failure);
+      this.counts.failedCommits++;
       return;
     }
+    this.counts.commits++;
+    for (const outcome of outcomes) if (outcome.ok) this.counts.writes++;
     runFollowUps(dropped, false);
     runFollowUps(followUps, true);
     batch.forEach((item, i) => {
