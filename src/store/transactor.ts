@@ -18,7 +18,7 @@ export interface WriteOptions {
 export interface CommitCounts {
   /** Transactions committed. */
   commits: number;
-  /** Transactions that failed as a whole (every write in them answered "storage unavailable"). */
+  /** Transactions that failed as a whole: none of their writes was stored (each refused "storage unavailable"). */
   failedCommits: number;
   /** Writes the committed transactions stored (one transaction holds the writes of one moment). */
   writes: number;

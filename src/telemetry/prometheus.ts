@@ -157,7 +157,7 @@ export class ServerMetrics {
     });
     new Counter({
       name: "svcd_storage_commits_total",
-      help: "Transactions of the group commit: committed, or failed as a whole (every write in it answered 503)",
+      help: "Transactions of the group commit: committed, or failed as a whole (none of its writes stored)",
       labelNames: ["result"] as const,
       registers,
       collect() {
