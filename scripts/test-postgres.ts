@@ -10,6 +10,7 @@ const FILES = [
   "batch",
   "bounded-pages",
   "claim-on-insert",
+  "commit-failures",
   "control-clock",
   "control-plane",
   "dedup",
