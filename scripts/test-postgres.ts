@@ -44,6 +44,7 @@ const FILES = [
 ].map((name) => `test/integration/${name}.test.ts`);
 // The workflow layer on PostgreSQL, with the official SDK (the crash drill kills a SQLite server).
 const WORKFLOWS = [
+  "contract/workflow-commit-failures",
   "contract/workflow-sdk",
   "contract/workflow-sdk-clock",
   "contract/workflow-sdk-failures",

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { failSomeCommits } from "../helpers/commit-failures.ts";
 import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -36,22 +37,8 @@ afterAll(async () => {
   await s.stop();
 });
 
-/** Makes one log entry in `oneIn` fail its INSERT (and so its transaction); returns what stops it. */
-async function failSomeCommits(oneIn: number): Promise<() => Promise<void>> {
-  const storage = s.server.storage;
-  if (storage.kind === "sqlite") {
-    storage.db.run(`CREATE TRIGGER chaos BEFORE INSERT ON events WHEN abs(random()) % ${oneIn} = 0
-      BEGIN SELECT RAISE(ABORT, 'failed by the test'); END`);
-    return async () => void storage.db.run("DROP TRIGGER chaos");
-  }
-  await storage.sql.unsafe(`CREATE OR REPLACE FUNCTION chaos() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN IF random() < ${1 / oneIn} THEN RAISE EXCEPTION 'failed by the test'; END IF; RETURN NEW; END $$`);
-  await storage.sql.unsafe("CREATE TRIGGER chaos BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION chaos()");
-  return async () => void (await storage.sql.unsafe("DROP TRIGGER chaos ON events"));
-}
-
 test("every acknowledged publish and cancel holds; nothing refused was stored; nothing is left half done", async () => {
-  const stopFailing = await failSomeCommits(60);
+  const stopFailing = await failSomeCommits(s, 60);
   const acked = new Map<string, string>();
   const refused: number[] = [];
   const cancelled = new Set<string>();
@@ -107,7 +94,7 @@ test("queues, flow-control keys, URL Groups, callbacks and DLQ retries keep thei
   });
   expect(group.status).toBe(200);
   // Rarer failures in more, smaller rounds than above: some transactions fail, and not all of them.
-  const stopFailing = await failSomeCommits(120);
+  const stopFailing = await failSomeCommits(s, 120);
   const acked: string[] = [];
   let refused = 0;
   /** True when acknowledged. */
