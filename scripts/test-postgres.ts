@@ -38,6 +38,7 @@ const FILES = [
   "receiver-faults",
   "redact-fields",
   "retention",
+  "schedule-commit-failures",
   "signature-clock",
   "url-groups",
   "validation-messages",

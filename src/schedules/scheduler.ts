@@ -1,4 +1,6 @@
 import type { AppContext } from "../context/app-context.ts";
+import { HttpError } from "../core/errors.ts";
+import { isStorageUnavailable } from "../store/errors.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
@@ -74,8 +76,9 @@ export class Scheduler implements BackgroundService {
     }
   }
 
-  private fire(accountId: string, id: string, revision: number, plannedAt: number): void {
-    this.timers.delete(timerKey(accountId, id));
+  /** `again`: a slot the storage refused, tried again; the timer of the next slot is armed already. */
+  private fire(accountId: string, id: string, revision: number, plannedAt: number, again = false): void {
+    if (!again) this.timers.delete(timerKey(accountId, id));
     if (this.stopped) return;
     const row = this.store.get(accountId, id);
     if (!row || row.revision !== revision) return;
@@ -87,7 +90,7 @@ export class Scheduler implements BackgroundService {
       this.ctx.log.error("schedule has an unusable cron; it stays disarmed", { scheduleId: id, error: String(error) });
       return;
     }
-    this.arm(accountId, id, revision, next);
+    if (!again) this.arm(accountId, id, revision, next);
     const paused = row.paused === 1;
     const produce = paused ? null : this.producer(row, now);
     // The trigger counts even when it produced nothing (its URL Group was deleted since).
@@ -110,7 +113,20 @@ export class Scheduler implements BackgroundService {
         this.store.recordTrigger(accountId, id, revision, now, next, JSON.stringify(states));
       })
       .then(() => this.wake())
-      .catch((error) => this.ctx.log.error("schedule trigger failed", { scheduleId: id, error: String(error) }));
+      .catch((error) => {
+        // Refused by the storage (its transaction failed): the slot goes again shortly, late
+        // rather than never. Else the next slot's trigger would find the stored next run time
+        // still at this one (on PostgreSQL it would take it for a slot another node fired, and
+        // the schedule would fire no more until a restart).
+        const refused = (error instanceof HttpError && error.status === 503) || isStorageUnavailable(error);
+        this.ctx.log.error(refused ? "schedule trigger failed; trying again shortly" : "schedule trigger failed", {
+          scheduleId: id,
+          error: String(error),
+        });
+        if (refused && !this.stopped) {
+          this.ctx.clock.at(this.ctx.clock.now() + RETRY_MS, () => this.fire(accountId, id, revision, plannedAt, true));
+        }
+      });
   }
 
   /**
@@ -137,3 +153,6 @@ export class Scheduler implements BackgroundService {
 }
 
 const timerKey = (accountId: string, id: string) => `${accountId}/${id}`;
+
+/** How soon a trigger the storage refused goes again. */
+const RETRY_MS = 500;
