@@ -1,6 +1,5 @@
 import type { AppContext } from "../context/app-context.ts";
-import { HttpError } from "../core/errors.ts";
-import { isStorageUnavailable } from "../store/errors.ts";
+import { refusedByStorage } from "../store/errors.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
@@ -118,7 +117,7 @@ export class Scheduler implements BackgroundService {
         // rather than never. Else the next slot's trigger would find the stored next run time
         // still at this one (on PostgreSQL it would take it for a slot another node fired, and
         // the schedule would fire no more until a restart).
-        const refused = (error instanceof HttpError && error.status === 503) || isStorageUnavailable(error);
+        const refused = refusedByStorage(error);
         this.ctx.log.error(refused ? "schedule trigger failed; trying again shortly" : "schedule trigger failed", {
           scheduleId: id,
           error: String(error),

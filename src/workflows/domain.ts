@@ -124,7 +124,11 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     webhookRoutes(ctx.accounts, waitService),
   ];
   /** After delivery started: runs a crash left unsettled settle. */
-  const leftovers: BackgroundService = { name: "workflow run settler", start: () => settler.schedule(), stop: () => {} };
+  const leftovers: BackgroundService = {
+    name: "workflow run settler",
+    start: () => settler.schedule(),
+    stop: () => settler.stop(),
+  };
   return {
     routes,
     /** What the routes call, for other front ends of the same operations (the MCP tools). */

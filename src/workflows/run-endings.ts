@@ -7,6 +7,7 @@ import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
 import { endRun, invokeResult, type RunEnding } from "./run-state.ts";
 import type { RunStorage, WaitStorage } from "./storage.ts";
+import { refusedByStorage } from "../store/errors.ts";
 
 const METRIC: Record<RunEnding, string> = {
   finished: WorkflowMetric.runCompleted,
@@ -101,8 +102,14 @@ export class SettleRequests {
  * published a failing step may not be answered yet), and its outcome is recorded as it comes; a
  * retry it would need is cancelled then. Cancelling a run disowns its attempts too.
  */
+/** How soon settling the storage refused is tried again. */
+const RETRY_MS = 500;
+
 export class RunSettler {
   private retryLeftovers: Leftover[] = [];
+  private retryRuns: SettleWork["runs"] = [];
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
 
   constructor(
     private readonly runs: RunStorage,
@@ -140,9 +147,10 @@ export class RunSettler {
       );
       return;
     }
-    // Leftovers of a write that failed go again with this one.
-    const runs = work.runs;
+    // What a write that failed left goes again with this one.
+    const runs = [...this.retryRuns, ...work.runs];
     const leftovers = [...this.retryLeftovers, ...work.leftovers];
+    this.retryRuns = [];
     this.retryLeftovers = [];
     if (runs.length === 0 && leftovers.length === 0) return;
     this.commit
@@ -158,10 +166,25 @@ export class RunSettler {
         }
       })
       .catch((error) => {
-        // The runs' marks stay: the next start settles them; leftovers are tried with the next work.
+        // Leftovers are tried with the next work. Runs the storage refused to settle go again
+        // shortly (a run that invoked one waits for its answer); else their marks stay, for the
+        // next start.
         this.retryLeftovers.push(...leftovers);
         this.failed(error);
+        if (!refusedByStorage(error) || this.stopped) return;
+        this.retryRuns.push(...runs);
+        this.retryTimer ??= setTimeout(() => {
+          this.retryTimer = null;
+          if (!this.stopped) this.schedule({ runs: [], leftovers: [] });
+        }, RETRY_MS);
       });
+  }
+
+  /** No write is tried again from now on (the server stops). */
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
   }
 
   private failed(error: unknown): void {

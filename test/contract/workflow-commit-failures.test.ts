@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow, serveMany } from "@upstash/workflow/nextjs";
 import type { WorkflowContext } from "@upstash/workflow";
-import { failSomeCommits } from "../helpers/commit-failures.ts";
+import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
+import { failCommitsWhen, failSomeCommits } from "../helpers/commit-failures.ts";
+import { parseExposition } from "../helpers/prometheus.ts";
 import { expectIdleAndConsistent } from "../helpers/inspect.ts";
 import { waitUntil } from "../helpers/wait.ts";
 import { startWorkflowWorld, type WorkflowWorld } from "../helpers/workflow-world.ts";
@@ -20,6 +22,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await w?.stop();
 });
+
+/** Transactions the storage refused since the start (the server's own metric). */
+async function failedCommits(): Promise<number> {
+  const res = await fetch(`${w.svc.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
+  return parseExposition(await res.text()).value("svcd_storage_commits_total", { result: "failed" });
+}
 
 /**
  * Triggers a run with 10 retries per step (a step's delivery fails each time the SDK's request is
@@ -114,3 +122,47 @@ test("runs that invoke other runs get their results back while commits fail", as
   }
   await expectIdleAndConsistent(w.svc);
 }, 150_000);
+
+test("a run ended by a delivery whose settling the storage refused still answers the run that invoked it", async () => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let childStarted = false;
+  const child = createWorkflow(async (context: WorkflowContext) => {
+    await context.run("fail", async () => {
+      childStarted = true;
+      await gate;
+      throw new Error("the child fails");
+    });
+  });
+  const parent = createWorkflow(async (context: WorkflowContext) => {
+    const { isFailed } = await context.invoke("call-child", { workflow: child, body: {}, retries: 0 });
+    return await context.run("record", () => isFailed);
+  });
+  const { POST } = serveMany({ parent, child }, { qstashClient: w.qstash, receiver: w.receiver });
+  w.route("/wf/settle/parent", POST);
+  w.route("/wf/settle/child", POST);
+  const id = await trigger(`${w.base}/wf/settle/parent`, {});
+  await waitUntil(() => childStarted, { what: "the child's step" });
+  // The child's failure ends it in the outcome's write; settling it, in a write of its own, stores
+  // the parent's answer (a message to the parent): refused while this stands.
+  const stopFailing = await failCommitsWhen(w.svc, {
+    sqlite: "NEW.state = 'CREATED' AND NEW.url LIKE '%/wf/settle/parent%'",
+    postgres: "NEW.state = 'CREATED' AND NEW.url LIKE '%/wf/settle/parent%'",
+  });
+  try {
+    release();
+    await waitUntil(async () => (await failedCommits()) > 0, { what: "the refused settling" });
+  } finally {
+    await stopFailing();
+  }
+  const run = await waitUntil(
+    async () => {
+      const r = await w.run(id);
+      return r && r.workflowState !== "RUN_STARTED" ? r : undefined;
+    },
+    { timeoutMs: 30_000, what: "the parent to end" },
+  );
+  expect(run.workflowState).toBe("RUN_SUCCESS");
+  expect(run.workflowRunResponse).toBe("true");
+  await expectIdleAndConsistent(w.svc);
+}, 60_000);
