@@ -91,6 +91,9 @@ export class SettleRequests {
   }
 }
 
+/** How soon settling the storage refused is tried again. */
+const RETRY_MS = 500;
+
 /**
  * Deals with what an ended run left behind: its messages still waiting are cancelled, its waits
  * end, and a run started by `context.invoke` hands its result to the invoking run. A run ended by
@@ -102,9 +105,6 @@ export class SettleRequests {
  * published a failing step may not be answered yet), and its outcome is recorded as it comes; a
  * retry it would need is cancelled then. Cancelling a run disowns its attempts too.
  */
-/** How soon settling the storage refused is tried again. */
-const RETRY_MS = 500;
-
 export class RunSettler {
   private retryLeftovers: Leftover[] = [];
   private retryRuns: SettleWork["runs"] = [];
