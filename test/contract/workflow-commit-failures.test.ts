@@ -23,6 +23,15 @@ afterAll(async () => {
   await w?.stop();
 });
 
+/** The run's log once it has ended. */
+function ended(id: string) {
+  const over = async () => {
+    const run = await w.run(id);
+    return run && run.workflowState !== "RUN_STARTED" ? run : undefined;
+  };
+  return waitUntil(over, { timeoutMs: 60_000, what: `run ${id} to end` });
+}
+
 /** Transactions the storage refused since the start (the server's own metric). */
 async function failedCommits(): Promise<number> {
   const res = await fetch(`${w.svc.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
@@ -69,13 +78,7 @@ test("runs with sequential and parallel steps all end, with their result, while 
     await stopFailing();
   }
   for (const { id, n } of runs) {
-    const run = await waitUntil(
-      async () => {
-        const r = await w.run(id);
-        return r && r.workflowState !== "RUN_STARTED" ? r : undefined;
-      },
-      { timeoutMs: 60_000, what: `run ${id} to end` },
-    );
+    const run = await ended(id);
     expect(run.workflowState).toBe("RUN_SUCCESS");
     expect(run.workflowRunResponse).toBe(String(4 * n + 3));
     for (const step of ["double", "left", "right", "sum"]) expect(ran.get(`${id}/${step}`)).toBeGreaterThanOrEqual(1);
@@ -110,13 +113,7 @@ test("runs that invoke other runs get their results back while commits fail", as
     await stopFailing();
   }
   for (const { id, x } of runs) {
-    const run = await waitUntil(
-      async () => {
-        const r = await w.run(id);
-        return r && r.workflowState !== "RUN_STARTED" ? r : undefined;
-      },
-      { timeoutMs: 60_000, what: `run ${id} to end` },
-    );
+    const run = await ended(id);
     expect(run.workflowState).toBe("RUN_SUCCESS");
     expect(run.workflowRunResponse).toBe(String(2 * x + 1));
   }
@@ -155,13 +152,7 @@ test("a run ended by a delivery whose settling the storage refused still answers
   } finally {
     await stopFailing();
   }
-  const run = await waitUntil(
-    async () => {
-      const r = await w.run(id);
-      return r && r.workflowState !== "RUN_STARTED" ? r : undefined;
-    },
-    { timeoutMs: 30_000, what: "the parent to end" },
-  );
+  const run = await ended(id);
   expect(run.workflowState).toBe("RUN_SUCCESS");
   expect(run.workflowRunResponse).toBe("true");
   await expectIdleAndConsistent(w.svc);
