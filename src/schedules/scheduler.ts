@@ -1,8 +1,8 @@
 import type { AppContext } from "../context/app-context.ts";
-import { refusedByStorage } from "../store/errors.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
 import type { PublishService } from "../messages/publish.ts";
+import { refusedByStorage } from "../store/errors.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
 import type { ScheduleRow, ScheduleStorage } from "./storage.ts";

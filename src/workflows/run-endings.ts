@@ -6,8 +6,8 @@ import { headersOf, pairsOfMap } from "./headers.ts";
 import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
 import { endRun, invokeResult, type RunEnding } from "./run-state.ts";
-import type { RunStorage, WaitStorage } from "./storage.ts";
 import { refusedByStorage } from "../store/errors.ts";
+import type { RunStorage, WaitStorage } from "./storage.ts";
 
 const METRIC: Record<RunEnding, string> = {
   finished: WorkflowMetric.runCompleted,
@@ -166,16 +166,16 @@ export class RunSettler {
         }
       })
       .catch((error) => {
-        // Leftovers are tried with the next work. Runs the storage refused to settle go again
-        // shortly (a run that invoked one waits for its answer); else their marks stay, for the
-        // next start.
+        // Leftovers go again with the next work. What the storage refused goes again shortly too
+        // (a run that invoked one of these runs waits for its answer); after any other failure the
+        // runs keep their marks, for the next start.
         this.retryLeftovers.push(...leftovers);
         this.failed(error);
         if (!refusedByStorage(error) || this.stopped) return;
         this.retryRuns.push(...runs);
         this.retryTimer ??= setTimeout(() => {
           this.retryTimer = null;
-          if (!this.stopped) this.schedule({ runs: [], leftovers: [] });
+          this.schedule({ runs: [], leftovers: [] });
         }, RETRY_MS);
       });
   }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow, serveMany } from "@upstash/workflow/nextjs";
 import type { WorkflowContext } from "@upstash/workflow";
 import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
-import { failCommitsWhen, failSomeCommits } from "../helpers/commit-failures.ts";
+import { oneIn, whileCommitsFail } from "../helpers/commit-failures.ts";
 import { parseExposition } from "../helpers/prometheus.ts";
 import { expectIdleAndConsistent } from "../helpers/inspect.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -68,15 +68,12 @@ test("runs with sequential and parallel steps all end, with their result, while 
       return await context.run("sum", () => (count(`${context.workflowRunId}/sum`), a + b));
     },
   );
-  const stopFailing = await failSomeCommits(w.svc, 60);
   const runs: Array<{ id: string; n: number }> = [];
-  try {
+  await whileCommitsFail(w.svc, oneIn(60), async () => {
     await Promise.all(Array.from({ length: 24 }, async (_, n) => runs.push({ id: await trigger(url, { n }), n })));
     // Commits go on failing until the runs are half way (or for a while: failures slow them down).
     await waitUntil(() => ran.size >= runs.length * 2, { timeoutMs: 10_000, what: "steps of the runs" }).catch(() => {});
-  } finally {
-    await stopFailing();
-  }
+  });
   for (const { id, n } of runs) {
     const run = await ended(id);
     expect(run.workflowState).toBe("RUN_SUCCESS");
@@ -100,18 +97,15 @@ test("runs that invoke other runs get their results back while commits fail", as
   const { POST } = serveMany({ parent, child }, { qstashClient: w.qstash, receiver: w.receiver });
   w.route("/wf/chaos-many/parent", POST);
   w.route("/wf/chaos-many/child", POST);
-  const stopFailing = await failSomeCommits(w.svc, 60);
   const runs: Array<{ id: string; x: number }> = [];
-  try {
+  await whileCommitsFail(w.svc, oneIn(60), async () => {
     const parentUrl = `${w.base}/wf/chaos-many/parent`;
     await Promise.all(Array.from({ length: 16 }, async (_, x) => runs.push({ id: await trigger(parentUrl, { x }), x })));
     // Commits go on failing until every parent recorded its child's answer (or for a while:
     // failures slow them down), so that children end, and answer their parents, while commits fail.
     const allRecorded = () => recorded.size >= runs.length;
     await waitUntil(allRecorded, { timeoutMs: 10_000, what: "the parents' answers" }).catch(() => {});
-  } finally {
-    await stopFailing();
-  }
+  });
   for (const { id, x } of runs) {
     const run = await ended(id);
     expect(run.workflowState).toBe("RUN_SUCCESS");
@@ -142,16 +136,10 @@ test("a run ended by a delivery whose settling the storage refused still answers
   await waitUntil(() => childStarted, { what: "the child's step" });
   // The child's failure ends it in the outcome's write; settling it, in a write of its own, stores
   // the parent's answer (a message to the parent): refused while this stands.
-  const stopFailing = await failCommitsWhen(w.svc, {
-    sqlite: "NEW.state = 'CREATED' AND NEW.url LIKE '%/wf/settle/parent%'",
-    postgres: "NEW.state = 'CREATED' AND NEW.url LIKE '%/wf/settle/parent%'",
-  });
-  try {
+  await whileCommitsFail(w.svc, "NEW.state = 'CREATED' AND NEW.url LIKE '%/wf/settle/parent%'", async () => {
     release();
     await waitUntil(async () => (await failedCommits()) > 0, { what: "the refused settling" });
-  } finally {
-    await stopFailing();
-  }
+  });
   const run = await ended(id);
   expect(run.workflowState).toBe("RUN_SUCCESS");
   expect(run.workflowRunResponse).toBe("true");

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { failSomeCommits } from "../helpers/commit-failures.ts";
+import { oneIn, whileCommitsFail } from "../helpers/commit-failures.ts";
 import { expectIdleAndConsistent, waitForState } from "../helpers/inspect.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -38,7 +38,6 @@ afterAll(async () => {
 });
 
 test("every acknowledged publish and cancel holds; nothing refused was stored; nothing is left half done", async () => {
-  const stopFailing = await failSomeCommits(s, 60);
   const acked = new Map<string, string>();
   const refused: number[] = [];
   const cancelled = new Set<string>();
@@ -61,14 +60,12 @@ test("every acknowledged publish and cancel holds; nothing refused was stored; n
     if (path.startsWith("/chaos/slow")) await cancel(messageId);
   };
   const cancelSome = () => Promise.all([...acked.keys()].filter((_, k) => k % 7 === 3).map(cancel));
-  try {
+  await whileCommitsFail(s, oneIn(60), async () => {
     // Six rounds, and more while chance has refused all or none (the test would then prove nothing).
     for (let round = 0; round < 6 || ((refused.length === 0 || acked.size === 0) && round < 60); round++) {
       await Promise.all([...Array.from({ length: 40 }, (_, k) => publish(round * 40 + k)), cancelSome()]);
     }
-  } finally {
-    await stopFailing();
-  }
+  });
   // The failures happened, and transactions went through between them.
   expect(refused.length).toBeGreaterThan(0);
   expect(acked.size).toBeGreaterThan(0);
@@ -93,8 +90,6 @@ test("queues, flow-control keys, URL Groups, callbacks and DLQ retries keep thei
     body: JSON.stringify({ endpoints: [{ url: `${rx.url}/chaos/group/a` }, { url: `${rx.url}/chaos/group/b` }] }),
   });
   expect(group.status).toBe(200);
-  // Rarer failures in more, smaller rounds than above: some transactions fail, and not all of them.
-  const stopFailing = await failSomeCommits(s, 120);
   const acked: string[] = [];
   let refused = 0;
   /** True when acknowledged. */
@@ -107,7 +102,8 @@ test("queues, flow-control keys, URL Groups, callbacks and DLQ retries keep thei
     return true;
   };
   const queued: string[] = [];
-  try {
+  // Rarer failures in more, smaller rounds than above: some transactions fail, and not all of them.
+  await whileCommitsFail(s, oneIn(120), async () => {
     for (let round = 0; round < 10 || ((refused === 0 || acked.length === 0) && round < 100); round++) {
       await Promise.all(
         Array.from({ length: 15 }, async (_, k) => {
@@ -129,9 +125,7 @@ test("queues, flow-control keys, URL Groups, callbacks and DLQ retries keep thei
       const dlq = await s.api("/v2/dlq/retry?count=5", { method: "POST" });
       expect([201, 503]).toContain(dlq.status);
     }
-  } finally {
-    await stopFailing();
-  }
+  });
   expect(refused).toBeGreaterThan(0);
   expect(acked.length).toBeGreaterThan(0);
   for (const id of acked) await waitForState(s, id, ["DELIVERED", "FAILED"]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
 import { ManualClock } from "../../src/core/clock.ts";
-import { failSomeCommits } from "../helpers/commit-failures.ts";
+import { whileCommitsFail } from "../helpers/commit-failures.ts";
 import { flush } from "../helpers/control.ts";
 import { parseExposition } from "../helpers/prometheus.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
@@ -43,13 +43,10 @@ test("a trigger the storage refused fires once it answers again, and the next sl
   const deliveries = () => rx.received.filter((r) => r.path === "/every-minute");
 
   // Every log entry fails now: the 12:01 trigger's transaction is refused.
-  const stopFailing = await failSomeCommits(s, 1);
-  try {
+  await whileCommitsFail(s, "1 = 1", async () => {
     clock.advanceTo(T0 + 60_000);
     await waitUntil(async () => (await failedCommits()) > 0, { what: "the refused trigger" });
-  } finally {
-    await stopFailing();
-  }
+  });
   expect(deliveries()).toHaveLength(0);
   // Tried again a moment later, with the storage answering: the 12:01 slot fires.
   clock.advanceTo(T0 + 65_000);
