@@ -6,6 +6,7 @@ import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.t
 import { acceptedTokens, hostedToken } from "./hosted-token.ts";
 import type { AccountRow, AccountStorage } from "./storage.ts";
 import type { RequestLimits } from "./rate-limits.ts";
+import type { Transactor } from "../store/transactor.ts";
 
 export interface Account {
   /** The messaging user id; also the owner id of every row the account has. */
@@ -53,6 +54,8 @@ export class AccountRegistry {
 
   constructor(
     private readonly store: AccountStorage,
+    /** The group commit: the accounts are stored at start, and key rotations are writes. */
+    private readonly commit: Pick<Transactor, "nested" | "afterCommit">,
     entries: AccountConfig[],
     planOverrides: ConfigFile["plans"] = {},
     /** The hosted dialect: tokens are also accepted in the hosted service's shape (see hosted-token.ts). */
@@ -67,20 +70,21 @@ export class AccountRegistry {
       const previous = stored.get(entry.userId);
       // Keys rotated through the API survive a restart unless the config now says otherwise.
       const keepStored = previous && previous.configured_keys === configuredKeys;
-      const current = keepStored ? previous.current_signing_key : (entry.currentSigningKey ?? newSigningKey());
-      const next = keepStored ? previous.next_signing_key : (entry.nextSigningKey ?? newSigningKey());
-      const row: AccountRow = {
+      const configured: AccountRow = {
         id: entry.userId,
         email: entry.email,
         api_key: entry.apiKey,
         token: entry.token,
         plan,
-        current_signing_key: current,
-        next_signing_key: next,
+        current_signing_key: keepStored ? previous.current_signing_key : (entry.currentSigningKey ?? newSigningKey()),
+        next_signing_key: keepStored ? previous.next_signing_key : (entry.nextSigningKey ?? newSigningKey()),
         configured_keys: configuredKeys,
       };
       // An unchanged account is not written: a restart with the same config works on a full disk.
-      if (!previous || !sameRow(previous, row)) store.upsert(row);
+      // Another node starting at once may have stored it first: its keys are the ones kept.
+      const row = previous && sameRow(previous, configured) ? previous : commit.nested(() => store.upsert(configured));
+      const current = row.current_signing_key;
+      const next = row.next_signing_key;
       const account: Account = {
         id: entry.userId,
         email: entry.email,
@@ -136,9 +140,14 @@ export class AccountRegistry {
     }
     return found;
   }
-  /** Throws the 429 a messaging request meets under its account's plan limits, else counts it. */
-  admit(account: Account, method: string, path: string): void {
-    this.requestLimits?.admit(account, method, path);
+  /** Throws (or rejects with) the 429 a messaging request meets under its account's plan limits, else counts it. */
+  admit(account: Account, method: string, path: string): void | Promise<void> {
+    return this.requestLimits?.admit(account, method, path);
+  }
+
+  /** `admit` for a publishing request (publish, enqueue): never waits. */
+  admitPublish(account: Account): void {
+    this.requestLimits?.admitPublish(account);
   }
   byBasic(email: string, apiKey: string): Account | undefined {
     const hash = sha256(`${email}:${apiKey}`);
@@ -157,13 +166,20 @@ export class AccountRegistry {
     }
   }
 
+  /**
+   * Inside a write: next becomes current and a new next is made, from the keys stored now (a
+   * rotation through another node meanwhile counts). This node signs with them once committed.
+   */
   rotateKeys(account: Account): { current: string; next: string } {
-    const current = account.nextSigningKey;
-    const next = newSigningKey();
-    this.store.setKeys(account.id, current, next);
-    account.currentSigningKey = current;
-    account.nextSigningKey = next;
-    return { current, next };
+    const row = this.store.rotateKeys(account.id, newSigningKey());
+    if (!row) throw new Error(`account ${account.id} is not stored`);
+    const keys = { current: row.current_signing_key, next: row.next_signing_key };
+    this.commit.afterCommit((committed) => {
+      if (!committed) return;
+      account.currentSigningKey = keys.current;
+      account.nextSigningKey = keys.next;
+    });
+    return keys;
   }
 }
 

@@ -1,6 +1,8 @@
 import type { Clock } from "../core/clock.ts";
 import { HttpError } from "../core/errors.ts";
 import type { MessageListener } from "../model/events.ts";
+import type { Transactor } from "../store/transactor.ts";
+import type { RequestCountStorage } from "./storage.ts";
 
 /** What the rate limits read of an account: its id and its plan's two limits (`Infinity`: none). */
 interface Limited {
@@ -11,69 +13,84 @@ interface Limited {
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
- * The hosted service's request limits, per account, on the injected clock:
+ * The hosted service's request limits, per account, on the injected clock, counted in the storage
+ * so that every node sharing it counts the same requests:
  * - a burst limit per second on every messaging request but the operational ones (publish,
  *   enqueue, batch, trigger, notify, wait), answered 429 with `Burst-RateLimit-*`;
- * - a daily message limit (UTC days): once the day's messages reach it, publish, enqueue, batch
- *   and trigger are answered 429 with `RateLimit-*` until the next day.
- * Counted in memory by each node: a restart, or another node, starts from zero.
+ * - a daily message limit (UTC days): a message that would pass it is refused, inside the write
+ *   that stores it, so exactly the limit is stored whichever nodes take the requests; once the day
+ *   is full, publish, enqueue, batch and trigger are answered 429 with `RateLimit-*` until the next day.
  */
 export class RequestLimits {
-  private readonly burst = new Map<string, { second: number; count: number }>();
-  private readonly daily = new Map<string, { day: number; count: number }>();
+  /** The day's count as this node last stored it: a request that cannot fit is refused before its write. */
+  private readonly daySeen = new Map<string, { day: number; count: number }>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly counts: RequestCountStorage,
+    private readonly commit: Pick<Transactor, "afterCommit">,
+  ) {}
 
-  /** Throws the 429 this request meets, else counts it against the burst limit. */
-  admit(account: Limited, method: string, path: string): void {
-    const now = this.clock.now();
-    if (PUBLISHING.test(path) && method === "POST") return this.checkDaily(account, now);
+  /** Throws (or rejects with) the 429 this request meets, else counts it against the burst limit. */
+  admit(account: Limited, method: string, path: string): void | Promise<void> {
+    if (PUBLISHING.test(path) && method === "POST") return this.admitPublish(account);
     if (OPERATIONAL.test(path) || !path.startsWith("/v2/")) return;
     const limit = account.limits.burstPerSecond;
     if (!Number.isFinite(limit)) return;
-    const second = Math.floor(now / 1000);
-    let window = this.burst.get(account.id);
-    if (!window || window.second !== second) this.burst.set(account.id, (window = { second, count: 0 }));
-    const headers = (remaining: number) => ({
-      "Burst-RateLimit-Limit": String(limit),
-      "Burst-RateLimit-Remaining": String(remaining),
-      "Burst-RateLimit-Reset": String(second + 1),
-    });
-    if (window.count >= limit)
-      throw new HttpError(429, `burst rate limit of ${limit} requests per second exceeded; try again in a second`, headers(0));
-    window.count++;
+    const second = Math.floor(this.clock.now() / 1000);
+    const counted = this.counts.countRequest(account.id, second);
+    if (typeof counted === "number") return checkBurst(counted, limit, second);
+    return counted.then((n) => checkBurst(n, limit, second));
   }
 
-  /** Counts each new message of an account against its daily limit (callbacks, the system's own, do not count). */
+  /** A publishing request: 429 when the day is full as this node last saw it (the write checks exactly). */
+  admitPublish(account: Limited): void {
+    const limit = account.limits.maxMessagesPerDay;
+    if (!Number.isFinite(limit)) return;
+    const day = Math.floor(this.clock.now() / DAY_MS);
+    const seen = this.daySeen.get(account.id);
+    if (seen?.day === day && seen.count >= limit) throw dayFull(limit, day);
+  }
+
+  /**
+   * Counts each new message of an account against its daily limit, in the write that stores it
+   * (callbacks, the system's own, do not count); the message that would pass the limit fails
+   * its write with the 429.
+   */
   listener(accounts: { byId(id: string): Limited | undefined }): MessageListener {
     return {
       created: ({ message, atMs }) => {
         if (message.kind !== "message") return;
         const account = accounts.byId(message.accountId);
-        if (!account || !Number.isFinite(account.limits.maxMessagesPerDay)) return;
-        this.dayOf(account.id, atMs).count++;
+        const limit = account?.limits.maxMessagesPerDay ?? Infinity;
+        if (!account || !Number.isFinite(limit)) return;
+        const day = Math.floor(atMs / DAY_MS);
+        const before = this.counts.addMessages(account.id, day, 1);
+        if (before >= limit) throw dayFull(limit, day);
+        this.commit.afterCommit((committed) => {
+          const seen = this.daySeen.get(account.id);
+          if (committed && (seen?.day !== day || seen.count <= before)) this.daySeen.set(account.id, { day, count: before + 1 });
+        });
       },
     };
   }
+}
 
-  private checkDaily(account: Limited, now: number): void {
-    const limit = account.limits.maxMessagesPerDay;
-    if (!Number.isFinite(limit)) return;
-    const today = this.dayOf(account.id, now);
-    if (today.count < limit) return;
-    throw new HttpError(429, `daily message limit of ${limit} reached; it resets at 00:00 UTC`, {
-      "RateLimit-Limit": String(limit),
-      "RateLimit-Remaining": "0",
-      "RateLimit-Reset": String(((today.day + 1) * DAY_MS) / 1000),
-    });
-  }
+function checkBurst(count: number, limit: number, second: number): void {
+  if (count <= limit) return;
+  throw new HttpError(429, `burst rate limit of ${limit} requests per second exceeded; try again in a second`, {
+    "Burst-RateLimit-Limit": String(limit),
+    "Burst-RateLimit-Remaining": "0",
+    "Burst-RateLimit-Reset": String(second + 1),
+  });
+}
 
-  private dayOf(accountId: string, atMs: number) {
-    const day = Math.floor(atMs / DAY_MS);
-    let entry = this.daily.get(accountId);
-    if (!entry || entry.day !== day) this.daily.set(accountId, (entry = { day, count: 0 }));
-    return entry;
-  }
+function dayFull(limit: number, day: number): HttpError {
+  return new HttpError(429, `daily message limit of ${limit} reached; it resets at 00:00 UTC`, {
+    "RateLimit-Limit": String(limit),
+    "RateLimit-Remaining": "0",
+    "RateLimit-Reset": String(((day + 1) * DAY_MS) / 1000),
+  });
 }
 
 /** Requests that publish messages: the daily limit applies to them. */

@@ -15,4 +15,16 @@ export const accountMigrations: Migration[] = [
       configured_keys TEXT NOT NULL
     )`,
   },
+  {
+    id: "accounts/002-request-windows",
+    // One row per account and limit: the window counted now (a UTC day) and its count, the same
+    // for every node sharing the storage.
+    sql: `CREATE TABLE request_windows (
+      account_id TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      window_start INTEGER NOT NULL,
+      count INTEGER NOT NULL,
+      PRIMARY KEY (account_id, kind)
+    )`,
+  },
 ];

@@ -2,7 +2,8 @@ import type { DomainModule, DomainRoutes } from "../context/domain-module.ts";
 import type { ControlDeps } from "../control/routes.ts";
 import { createDeduplicator } from "../dedup/deduplicator.ts";
 import { DlqService } from "../dlq/service.ts";
-import { FlowControlService } from "../flow-control/service.ts";
+import { clusterLanes } from "../flow-control/cluster-lanes.ts";
+import { FlowControlService, type LiveLanes } from "../flow-control/service.ts";
 import { PublishService } from "../messages/publish.ts";
 import { QueueService } from "../queues/service.ts";
 import { Scheduler } from "../schedules/scheduler.ts";
@@ -39,8 +40,10 @@ export function createDomainServices(shared: Shared, engine: MessageEngine): Dom
   const { stores } = storage;
   const { lifecycle, workflowHooks, dispatcher, forget, pool } = engine;
   const dlq = new DlqService(ctx, stores.dlq, lifecycle, wake.ring);
+  const liveLanes: LiveLanes = (filter) => pool.flowStats(filter);
   const flow = new FlowControlService({
-    liveLanes: (filter) => pool.flowStats(filter),
+    liveLanes,
+    clusterLanes: clusterLanes(liveLanes, storage.membership),
     tellWorkers: (message) => pool.broadcast(message),
     store: stores.flow,
     keys: stores.flowKeys,

@@ -171,7 +171,7 @@ export function controls({ ctx }: Parts): ComposedModule {
  * the HTTP app and the metrics ask are shared (Shared.faults): the engine is built before any module.
  */
 export function faults({ faults }: Parts): DomainModule {
-  return { routes: { control: [faults.routes] }, resets: [faults.resetPart] };
+  return { routes: { control: [faults.routes] }, resets: [faults.resetPart], watches: [faults.watch] };
 }
 
 export function statistics({ usage }: Parts): DomainModule {

@@ -58,9 +58,10 @@ export function openShared(config: ServerConfig, options: SharedOptions): Shared
   const dialect = DIALECTS[config.dialect];
   const storage = options.storage ?? openStorageEngine(config, log);
   const hostedTokens = dialect.name === "upstash";
-  const requestLimits = new RequestLimits(clock);
+  const requestLimits = new RequestLimits(clock, storage.stores.requestCounts, storage.commit);
   const accounts = new AccountRegistry(
     storage.stores.accounts,
+    storage.commit,
     AccountRegistry.entriesFrom(configFile, config.defaultAccount, hostedTokens),
     configFile?.plans,
     hostedTokens,
@@ -68,5 +69,5 @@ export function openShared(config: ServerConfig, options: SharedOptions): Shared
   );
   const ctx: AppContext = { config, clock, log, dialect, accounts, commit: storage.commit };
   const usage = new MetricsEngine(storage.stores.rollups, clock, { log });
-  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: createFaultDomain(ctx) };
+  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: createFaultDomain(ctx, storage.stores.faults) };
 }

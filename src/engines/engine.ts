@@ -1,12 +1,13 @@
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
-import type { AccountStorage } from "../accounts/storage.ts";
+import type { AccountStorage, RequestCountStorage } from "../accounts/storage.ts";
 import type { DlqIdSequence } from "../core/ids.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { DedupStorage } from "../dedup/storage.ts";
 import type { DlqStorage } from "../dlq/storage.ts";
 import type { FlowKeyStorage, FlowStorage } from "../flow-control/storage.ts";
 import type { EventStorage } from "../logs/storage.ts";
+import type { FaultRuleStorage } from "../faults/storage.ts";
 import type { SearchStore } from "../management/search/storage.ts";
 import type { UsageFixtureLedgerStorage, VectorStore } from "../management/vector/storage.ts";
 import type { MessageStorage } from "../messages/storage.ts";
@@ -20,6 +21,8 @@ import type { RunStorage, WaitStorage } from "../workflows/storage.ts";
 /** Every domain's store, built once by the storage engine; the domains get theirs in their constructors. */
 export interface Stores {
   accounts: AccountStorage;
+  /** The plan's burst and daily counts, every node's. */
+  requestCounts: RequestCountStorage;
   messages: MessageStorage;
   events: EventStorage;
   dlq: DlqStorage;
@@ -36,6 +39,8 @@ export interface Stores {
   search: SearchStore;
   vector: VectorStore;
   usageLedger: UsageFixtureLedgerStorage;
+  /** The test double's fault rules, shared by every node. */
+  faults: FaultRuleStorage;
 }
 
 export type EngineKind = StorageEngine["kind"];
@@ -55,6 +60,10 @@ export interface ClusterMembership {
   nodes(): number;
   /** DLQ ids of this node, never equal to another node's; undefined: the plain sequence. */
   dlqIds(): DlqIdSequence | undefined;
+  /** Asks every other node `question` on `topic`; resolves with the answers that came within a moment. */
+  ask(topic: string, question: string): Promise<string[]>;
+  /** How this node answers the others' questions on `topic`. */
+  answer(topic: string, fn: (question: string) => Promise<string>): void;
 }
 
 /** The membership of a node that shares its storage with nobody. */
@@ -64,6 +73,8 @@ export const SINGLE_NODE: ClusterMembership = {
   leads: () => true,
   nodes: () => 1,
   dlqIds: () => undefined,
+  ask: () => Promise.resolve([]),
+  answer: () => {},
 };
 
 /**

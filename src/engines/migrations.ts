@@ -6,6 +6,7 @@ import { vectorMigrations } from "../management/vector/schema.ts";
 import { bodyMigrations, messageMigrations } from "../messages/schema.ts";
 import { metricsMigrations } from "../metrics/schema.ts";
 import { dedupMigrations } from "../dedup/schema.ts";
+import { faultMigrations } from "../faults/schema.ts";
 import { flowControlMigrations } from "../flow-control/schema.ts";
 import { queueMigrations } from "../queues/schema.ts";
 import { scheduleMigrations } from "../schedules/schema.ts";
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...flowControlMigrations,
   ...scheduleMigrations,
   ...workflowMigrations,
+  ...faultMigrations,
 ];

@@ -20,9 +20,10 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
     })
     .post(
       "/__svc/faults",
-      ({ account, body, set }) => {
+      async ({ account, body, set }) => {
+        const rule = await ctx.commit.run(() => rules.add(account.id, body));
         set.status = 201;
-        return rules.add(account.id, body);
+        return rule;
       },
       {
         // JSON whatever the Content-Type: `curl -d '{...}'` sends it as a form.
@@ -39,7 +40,7 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
     )
     .delete(
       "/__svc/faults",
-      ({ account }) => ({ deleted: rules.clear(account.id) }),
+      async ({ account }) => ({ deleted: await ctx.commit.run(() => rules.clear(account.id)) }),
       {
         detail: apiDoc({
           summary: "Remove every fault rule of the caller",
@@ -49,8 +50,8 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
     )
     .delete(
       "/__svc/faults/:id",
-      ({ account, params }) => {
-        rules.remove(account.id, params.id);
+      async ({ account, params }) => {
+        await ctx.commit.run(() => rules.remove(account.id, params.id));
         return { deleted: 1 };
       },
       {

@@ -12,6 +12,8 @@ import {
   type FaultRuleInput,
 } from "./model.ts";
 import { seededRandom } from "./random.ts";
+import { byCreation, type FaultRuleRow, type FaultRuleStorage } from "./storage.ts";
+import type { Transactor } from "../store/transactor.ts";
 
 interface Entry {
   rule: FaultRule;
@@ -21,53 +23,77 @@ interface Entry {
 /** At most this many rules per account: a runaway script should get an error, not a slow server. */
 const MAX_RULES = 100;
 
+export interface FaultRulesDeps {
+  clock: Clock;
+  log: Logger;
+  store: FaultRuleStorage;
+  /** Rules are added and removed in writes: stored (and, on a shared storage, told to the other nodes) before the answer. */
+  commit: Pick<Transactor, "afterCommit">;
+}
+
 /**
- * The fault rules of every account, in this process's memory: a rule is a test's setting, like the
- * manual clock, and several nodes sharing one database each keep their own (reset clears them).
- * Rules are tried in the order they were created; the first that fires on a match applies, and the
- * rules after it do not see that match.
+ * The fault rules of every account, kept in the storage: a rule set through any node sharing it
+ * acts on the requests and deliveries of every node. Each process matches against its copy of the
+ * committed rules (`reload` when another node changed them) and counts its own matches: `times`,
+ * `every`, `matched` and `fired` count what this process saw. Rules are tried in the order they
+ * were created; the first that fires on a match applies, and the rules after it do not see that match.
  */
 export class FaultRules {
-  private readonly byAccount = new Map<string, Entry[]>();
+  private byAccount = new Map<string, Entry[]>();
   private readonly injectedByKind = new Map<FaultKind, number>();
 
-  constructor(private readonly deps: { clock: Clock; log: Logger }) {}
+  constructor(private readonly deps: FaultRulesDeps) {
+    this.reload();
+  }
 
+  /** Takes the stored rules; a rule kept keeps its counters and its generator's place. */
+  reload(): void {
+    const known = new Map([...this.byAccount.values()].flat().map((e) => [e.rule.id, e]));
+    const next = new Map<string, Entry[]>();
+    for (const row of this.deps.store.all().sort(byCreation)) {
+      const entry = known.get(row.id) ?? entryOf(row);
+      (next.get(row.account_id) ?? next.set(row.account_id, []).get(row.account_id)!).push(entry);
+    }
+    this.byAccount = next;
+  }
+
+  /** Inside a write: stores a new rule of the account; this process applies it once committed. */
   add(accountId: string, input: FaultRuleInput): FaultRule {
     const problem = ruleProblem(input);
     if (problem) throw badRequest(problem);
-    const entries = this.byAccount.get(accountId) ?? [];
-    if (entries.length >= MAX_RULES) throw badRequest(`too many fault rules: at most ${MAX_RULES}`);
+    if ((this.byAccount.get(accountId)?.length ?? 0) >= MAX_RULES) throw badRequest(`too many fault rules: at most ${MAX_RULES}`);
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 32);
     const id = "fault_" + randomBase58(16);
-    const rule: FaultRule = { ...input, id, createdAt: this.deps.clock.now(), seed, matched: 0, fired: 0 };
-    entries.push({ rule, draw: seededRandom(seed) });
-    this.byAccount.set(accountId, entries);
-    return { ...rule };
+    const createdAt = this.deps.clock.now();
+    this.deps.store.insert({ id, account_id: accountId, created_at: createdAt, definition: JSON.stringify({ ...input, seed }) });
+    this.reloadOnCommit();
+    return { ...input, id, createdAt, seed, matched: 0, fired: 0 };
   }
 
   /** No account has a rule: requests and deliveries skip matching altogether. */
   get empty(): boolean {
-    for (const entries of this.byAccount.values()) if (entries.length > 0) return false;
-    return true;
+    return this.byAccount.size === 0;
   }
 
   list(accountId: string): FaultRule[] {
     return (this.byAccount.get(accountId) ?? []).map((e) => ({ ...e.rule }));
   }
 
+  /** Inside a write: 404 when the account has no such rule. */
   remove(accountId: string, id: string): void {
-    const entries = this.byAccount.get(accountId) ?? [];
-    const at = entries.findIndex((e) => e.rule.id === id);
-    if (at < 0) throw notFound(`fault rule ${id} not found`);
-    entries.splice(at, 1);
+    if (!this.deps.store.delete(accountId, id)) throw notFound(`fault rule ${id} not found`);
+    this.reloadOnCommit();
   }
 
-  /** Forgets every rule of the account; returns how many there were. */
+  /** Inside a write: forgets every rule of the account; returns how many there were. */
   clear(accountId: string): number {
-    const n = this.byAccount.get(accountId)?.length ?? 0;
-    this.byAccount.delete(accountId);
+    const n = this.deps.store.deleteAccount(accountId);
+    this.reloadOnCommit();
     return n;
+  }
+
+  private reloadOnCommit(): void {
+    this.deps.commit.afterCommit((committed) => committed && this.reload());
   }
 
   /** The delivery fault to inject into this attempt, if a rule fires. */
@@ -101,6 +127,12 @@ export class FaultRules {
     }
     return undefined;
   }
+}
+
+function entryOf(row: FaultRuleRow): Entry {
+  const input = JSON.parse(row.definition) as FaultRuleInput & { seed: number };
+  const rule: FaultRule = { ...input, id: row.id, createdAt: row.created_at, matched: 0, fired: 0 };
+  return { rule, draw: seededRandom(input.seed) };
 }
 
 function matchesDelivery(rule: FaultRule, facts: DeliveryFacts): boolean {

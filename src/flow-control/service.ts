@@ -1,11 +1,11 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import { badRequest, notFound } from "../core/errors.ts";
-import type { FlowPins, GlobalSlotsLayout } from "../model/flow-control.ts";
+import type { GlobalSlotsLayout } from "../model/flow-control.ts";
 import type { Transactor } from "../store/transactor.ts";
 import type { FlowLaneStats } from "./gate.ts";
 import { globalSlotsInUse } from "./global-slots.ts";
-import type { FlowKeyStorage, FlowStorage, KeySettings } from "./storage.ts";
+import type { FlowKeyStorage, FlowStorage, KeySettingsChange } from "./storage.ts";
 import { laneKey, lanePrefix } from "./lane-key.ts";
 import type { FlowLanes } from "./lanes.ts";
 import type { KeyChange } from "./steering.ts";
@@ -45,7 +45,10 @@ export interface UnpinRequest {
 export type LiveLanes = (filter: { key: string } | { prefix: string }) => Promise<FlowLaneStats[]>;
 
 export interface FlowControlDeps {
+  /** This node's lanes: a change waits until the key's worker here applied it. */
   liveLanes: LiveLanes;
+  /** Every node's lanes (clusterLanes): what the views count. */
+  clusterLanes: LiveLanes;
   /** Tells every delivery worker (WorkerPool.broadcast). */
   tellWorkers: (message: FlowWorkerMessage) => void;
   store: FlowStorage;
@@ -73,7 +76,7 @@ export class FlowControlService {
   /** `search`: only the keys whose name contains it, ignoring case (the hosted `?search=`). */
   async list(account: Account, search?: string): Promise<FlowControlView[]> {
     const prefix = lanePrefix(account.id);
-    const live = new Map((await this.deps.liveLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
+    const live = new Map((await this.deps.clusterLanes({ prefix })).map((s) => [s.key.slice(prefix.length), s]));
     const keys = new Set([...live.keys(), ...(await this.deps.store.keys(account.id)), ...this.deps.settings.keysOf(account.id)]);
     const needle = search?.toLowerCase() ?? "";
     const matching = [...keys].filter((key) => key.toLowerCase().includes(needle));
@@ -81,7 +84,7 @@ export class FlowControlService {
   }
 
   async get(account: Account, key: string): Promise<FlowControlView> {
-    const [live] = await this.deps.liveLanes({ key: laneKey(account.id, key) });
+    const [live] = await this.deps.clusterLanes({ key: laneKey(account.id, key) });
     if (!live && !(await this.deps.store.latestLimits(account.id, key)) && !this.deps.settings.get(account.id, key))
       throw notFound(`flow-control key "${key}" not found`);
     return this.view(account, key, live);
@@ -89,24 +92,22 @@ export class FlowControlService {
 
   /** Messages of the key wait (never failed or dropped) until `resume`; deliveries under way finish. */
   pause(account: Account, key: string): Promise<void> {
-    return this.change(account, key, (s) => ({ ...s, paused: true }));
+    return this.change(account, key, { paused: true });
   }
 
   resume(account: Account, key: string): Promise<void> {
-    return this.change(account, key, (s) => ({ ...s, paused: false }));
+    return this.change(account, key, { paused: false });
   }
 
   /** Fixes parallelism, rate and/or period (seconds) over what messages carry; restarts the rate window. */
   pin(account: Account, key: string, request: PinRequest): Promise<void> {
-    const pins: FlowPins = {};
     const parallelism = positive(request.parallelism, "parallelism", MAX_LIMIT);
     const rate = positive(request.rate, "rate", MAX_LIMIT);
     const period = positive(request.period, "period", WEEK_SECONDS);
-    if (parallelism !== undefined) pins.parallelism = parallelism;
-    if (rate !== undefined) pins.rate = rate;
-    if (period !== undefined) pins.periodMs = period * 1000;
-    if (Object.keys(pins).length === 0) throw badRequest("nothing to pin: give parallelism, rate and/or period (seconds)");
-    return this.change(account, key, (s) => ({ ...s, pins: { ...s.pins, ...pins } }), { newWindow: true });
+    if (parallelism === undefined && rate === undefined && period === undefined)
+      throw badRequest("nothing to pin: give parallelism, rate and/or period (seconds)");
+    const periodMs = period === undefined ? undefined : period * 1000;
+    return this.change(account, key, { parallelism, rate, periodMs }, { newWindow: true });
   }
 
   /** Removes the chosen pins: `parallelism=true`, `rate=true` (rate and period). */
@@ -114,14 +115,11 @@ export class FlowControlService {
     const parallelism = flag(request.parallelism, "parallelism");
     const rate = flag(request.rate, "rate");
     if (!parallelism && !rate) throw badRequest("nothing to unpin: give parallelism=true and/or rate=true");
-    return this.change(account, key, (s) => ({
-      ...s,
-      pins: {
-        parallelism: parallelism ? undefined : s.pins.parallelism,
-        rate: rate ? undefined : s.pins.rate,
-        periodMs: rate ? undefined : s.pins.periodMs,
-      },
-    }));
+    return this.change(account, key, {
+      parallelism: parallelism ? null : undefined,
+      rate: rate ? null : undefined,
+      periodMs: rate ? null : undefined,
+    });
   }
 
   /**
@@ -140,7 +138,7 @@ export class FlowControlService {
 
   /** The rate count goes to 0 and a new period starts now. */
   resetRate(account: Account, key: string): Promise<void> {
-    return this.change(account, key, (s) => s, { newWindow: true });
+    return this.change(account, key, {}, { newWindow: true });
   }
 
   /** The account's limit of concurrent flow-controlled deliveries, and how many run now. */
@@ -157,25 +155,16 @@ export class FlowControlService {
     this.deps.tellWorkers({ type: "flow-forget", prefix: lanePrefix(accountId) });
   }
 
-  private async change(
-    account: Account,
-    key: string,
-    update: (current: KeySettings) => KeySettings,
-    { newWindow = false } = {},
-  ): Promise<void> {
+  /** Stores what the request changes of the key's settings, then steers the key's worker by the settings stored now. */
+  private async change(account: Account, key: string, change: KeySettingsChange, { newWindow = false } = {}): Promise<void> {
     if (!KEY.test(key)) throw badRequest(`invalid flow-control key "${key.slice(0, 64)}": use letters, digits, ".", "_", ":" or "-"`);
     const { commit, clock, settings, keys, store, lanes, liveLanes, tellWorkers } = this.deps;
     // The limits the key's messages carry, read before the write (a publish racing it changes none of the key's room).
     const carried = await store.latestLimits(account.id, key);
     const next = await commit.run(() => {
       const now = clock.now();
-      const current = settings.get(account.id, key) ?? { paused: false, pins: {} };
-      const updated = update(current);
-      if (newWindow) {
-        updated.windowStart = now;
-        keys.clearStarts(account.id, key);
-      }
-      settings.save(account.id, key, updated);
+      if (newWindow) keys.clearStarts(account.id, key);
+      const updated = settings.change(account.id, key, newWindow ? { ...change, windowStart: now } : change);
       // Resumed, or a pin gave room: held messages go (as many as the key may have in the workers).
       if (!updated.paused && carried) lanes.refill(account.id, key, carried, now);
       return updated;

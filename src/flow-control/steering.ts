@@ -2,7 +2,7 @@ import type { FlowSteering } from "../model/flow-control.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
-import type { FlowKeyStorage, KeySettings } from "./storage.ts";
+import type { FlowKeyStorage, KeySettings, KeySettingsChange } from "./storage.ts";
 import { laneKey } from "./lane-key.ts";
 
 /** A key whose settings another process changed (see FlowKeySettings.reload). */
@@ -55,10 +55,14 @@ export class FlowKeySettings {
     return [...this.byLane.keys()].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
   }
 
-  /** Stores new settings of a key; runs inside the write that makes the change. */
-  save(accountId: string, key: string, settings: KeySettings): void {
-    this.store.save(accountId, key, settings);
+  /**
+   * Changes what `change` gives of a key's settings (another node's change of other fields
+   * stays); runs inside the write that makes the change. Returns the settings as stored now.
+   */
+  change(accountId: string, key: string, change: KeySettingsChange): KeySettings {
+    const settings = this.store.change(accountId, key, change);
     this.byLane.set(laneKey(accountId, key), settings);
+    return settings;
   }
 
   forgetAccount(accountId: string): void {

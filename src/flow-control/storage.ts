@@ -3,6 +3,7 @@ import { FlowControlJson } from "../model/columns.ts";
 import type { FlowPins } from "../model/flow-control.ts";
 import type { FlowControl } from "../model/message.ts";
 import { jsonColumn } from "../store/json-column.ts";
+import { given, upsertOnly, type Placeholder, type SqlStatement } from "../store/patch.ts";
 
 /** The flow-control settings a message carries in its `extra` column. */
 export const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
@@ -60,23 +61,40 @@ export const keySettingsOf = (r: FlowKeyRow): KeySettings => ({
   windowStart: r.window_start ?? undefined,
 });
 
-/** The row of one key's settings (every engine stores the same). */
-export function keyRowOf(accountId: string, key: string, s: KeySettings) {
-  return {
-    account_id: accountId,
-    key,
-    paused: s.paused ? 1 : 0,
-    pinned_parallelism: s.pins.parallelism ?? null,
-    pinned_rate: s.pins.rate ?? null,
-    pinned_period_ms: s.pins.periodMs ?? null,
-    window_start: s.windowStart ?? null,
-  };
+/**
+ * What a request changes of a key's settings: a field left out keeps its stored value, a pin set
+ * to null is removed.
+ */
+export interface KeySettingsChange {
+  paused?: boolean;
+  parallelism?: number | null;
+  rate?: number | null;
+  periodMs?: number | null;
+  /** Unix ms: a new rate window begins. */
+  windowStart?: number;
+}
+
+/**
+ * `FlowKeyStorage.change` in SQL, the same on every engine: a key without stored settings gets
+ * them (what the change leaves out: not paused, no pins), a key with some gets only what changes.
+ */
+export function keySettingsChange(accountId: string, key: string, change: KeySettingsChange, p: Placeholder): SqlStatement {
+  const set = given({
+    paused: change.paused === undefined ? undefined : change.paused ? 1 : 0,
+    pinned_parallelism: change.parallelism,
+    pinned_rate: change.rate,
+    pinned_period_ms: change.periodMs,
+    window_start: change.windowStart,
+  });
+  const created = { paused: 0, pinned_parallelism: null, pinned_rate: null, pinned_period_ms: null, window_start: null, ...set };
+  return upsertOnly("flow_keys", { account_id: accountId, key }, created, set, p);
 }
 
 /** Flow-control keys' settings (pause, pins) and recent delivery starts, as every engine keeps them. */
 export interface FlowKeyStorage {
   all(): Array<{ accountId: string; key: string; settings: KeySettings }>;
-  save(accountId: string, key: string, s: KeySettings): void;
+  /** Changes only what `change` gives of the key's stored settings (see keySettingsChange); returns them as stored. */
+  change(accountId: string, key: string, change: KeySettingsChange): KeySettings;
   /** A delivery of a rate-limited key started at `startedAt`; it counts until `countsUntil`. */
   addStart(accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number): void;
   clearStarts(accountId: string, key: string): void;

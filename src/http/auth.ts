@@ -13,12 +13,16 @@ import { pathOf } from "./fast-route.ts";
 export function messagingAuth(accounts: AccountRegistry, dialect: Dialect) {
   return new Elysia()
     .use(bearer({ extract: { header: "Bearer", query: dialect.tokenQueryParam } }))
-    .derive({ as: "scoped" }, ({ bearer, request, query }): { account: Account; readOnly: boolean } => {
+    // Async: counting a request against the burst limit may ask the storage (Elysia awaits only an async derive).
+    .derive({ as: "scoped" }, async ({ bearer, request, query }) => {
       const { account, readOnly } = messagingAccess(accounts, dialect, request, bearer);
       // Derive runs before validation: a route's strict query schema must not see the token as an
       // unknown field (`?svc_token=` works on every messaging route, not only on those without one).
       delete (query as Record<string, unknown>)[dialect.tokenQueryParam];
-      return { account, readOnly };
+      const derived = { account, readOnly };
+      // Only a limited plan pays for reading the path; counting a request may ask the storage.
+      if (isLimited(account)) await accounts.admit(account, request.method, pathOf(request.url));
+      return derived;
     });
 }
 
@@ -34,12 +38,10 @@ function messagingAccess(accounts: AccountRegistry, dialect: Dialect, request: R
   const access = token ? accounts.byAnyToken(token) : undefined;
   if (!access) throw new HttpError(401, "Unauthorized");
   if (access.readOnly && !READS.has(request.method)) throw new HttpError(403, readOnlyRefusal(request));
-  // Only a limited plan pays for reading the path (the publish path is hot).
-  const { burstPerSecond, maxMessagesPerDay } = access.account.limits;
-  if (Number.isFinite(burstPerSecond) || Number.isFinite(maxMessagesPerDay))
-    accounts.admit(access.account, request.method, pathOf(request.url));
   return access;
 }
+
+const isLimited = ({ limits }: Account) => Number.isFinite(limits.burstPerSecond) || Number.isFinite(limits.maxMessagesPerDay);
 
 /** What a read-only token may do: read. Every other method publishes, changes or deletes. */
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -51,12 +53,19 @@ function readOnlyRefusal(request: Request): string {
 
 
 /**
- * `messagingAuth` for a route Bun serves before Elysia (see FastRoute), reading the token as the
- * bearer plugin does: the Authorization header when it starts with `Bearer`, else the first value
- * of the dialect's token query parameter.
+ * The account of a messaging request Bun serves before Elysia, reading the token as the bearer
+ * plugin does: the Authorization header when it starts with `Bearer`, else the first value of the
+ * dialect's token query parameter. Counts nothing against the plan's limits.
  */
 export function authenticateMessaging(accounts: AccountRegistry, dialect: Dialect, request: Request): Account {
   return messagingAccount(accounts, dialect, request, bearerToken(request, dialect.tokenQueryParam));
+}
+
+/** `messagingAuth` for a publishing route Bun serves before Elysia (see FastRoute): authenticated and admitted. */
+export function authenticatePublishing(accounts: AccountRegistry, dialect: Dialect, request: Request): Account {
+  const account = authenticateMessaging(accounts, dialect, request);
+  accounts.admitPublish(account);
+  return account;
 }
 
 function bearerToken(request: Request, queryParam: string): string | undefined {

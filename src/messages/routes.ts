@@ -3,7 +3,7 @@ import type { AppContext } from "../context/app-context.ts";
 import { notFound } from "../core/errors.ts";
 import type { Account } from "../accounts/accounts.ts";
 import type { FastRoute } from "../http/app.ts";
-import { authenticateMessaging, messagingAuth } from "../http/auth.ts";
+import { authenticatePublishing, messagingAuth } from "../http/auth.ts";
 import { readBodyLimited } from "../http/body.ts";
 import { readBulkSelection } from "../filters/bulk.ts";
 import { CANCEL_FILTERS, filterDocs } from "../filters/filter.ts";
@@ -26,7 +26,7 @@ export function publishRoute(ctx: AppContext, publisher: PublishService): FastRo
   return {
     method: "POST",
     path: "/v2/publish/*",
-    handle: (request, server) => publishAnswer(ctx, publisher, authenticateMessaging(ctx.accounts, ctx.dialect, request), request, server),
+    handle: (request, server) => publishAnswer(ctx, publisher, authenticatePublishing(ctx.accounts, ctx.dialect, request), request, server),
   };
 }
 

@@ -5,7 +5,8 @@ import { onFinished, type MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { QueueRow, QueueStorage } from "./storage.ts";
 
-export const DEFAULT_QUEUE_PARALLELISM = 1;
+/** A queue a request or a message creates: what it leaves out. */
+export const NEW_QUEUE = { parallelism: 1, paused: false } as const;
 
 /**
  * A queue is a FIFO with a parallelism: a queued message is parked on admission unless fewer than
@@ -51,7 +52,7 @@ export class QueueLanes {
     if (existing) return existing;
     const max = this.accounts.byId(accountId)?.limits.maxQueues ?? Infinity;
     if (this.store.count(accountId) >= max) throw quotaExceeded(`too many queues: the plan allows ${max}`);
-    this.store.insert(accountId, name, DEFAULT_QUEUE_PARALLELISM, false, nowMs);
-    return this.store.get(accountId, name)!;
+    // Another node may have created it meanwhile: then it is taken as stored.
+    return this.store.upsert(accountId, name, {}, NEW_QUEUE, nowMs);
   }
 }

@@ -3,7 +3,7 @@ import type { AppContext } from "../context/app-context.ts";
 import { badRequest } from "../core/errors.ts";
 import type { Account } from "../accounts/accounts.ts";
 import type { FastRoute } from "../http/app.ts";
-import { authenticateMessaging, messagingAuth } from "../http/auth.ts";
+import { authenticatePublishing, messagingAuth } from "../http/auth.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { publishTo } from "../messages/routes.ts";
 import { rawAfter, type RequestServer } from "../http/request.ts";
@@ -65,7 +65,7 @@ export function enqueueRoute(ctx: AppContext, queues: QueueService, publisher: P
     method: "POST",
     path: "/v2/enqueue/*",
     handle: (request, server) =>
-      enqueueAnswer(ctx, queues, publisher, authenticateMessaging(ctx.accounts, ctx.dialect, request), request, server),
+      enqueueAnswer(ctx, queues, publisher, authenticatePublishing(ctx.accounts, ctx.dialect, request), request, server),
   };
 }
 

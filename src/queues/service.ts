@@ -3,7 +3,7 @@ import { badRequest, notFound, quotaExceeded } from "../core/errors.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { checkName } from "../messages/options.ts";
 import type { MessageStorage } from "../messages/storage.ts";
-import { DEFAULT_QUEUE_PARALLELISM, type QueueLanes } from "./lanes.ts";
+import { NEW_QUEUE, type QueueLanes } from "./lanes.ts";
 import type { QueueRow, QueueStorage } from "./storage.ts";
 
 export interface QueueInput {
@@ -37,27 +37,17 @@ export class QueueService {
       if (parallelism > account.limits.maxQueueParallelism)
         throw quotaExceeded(`invalid parallelism ${parallelism}: the plan allows at most ${account.limits.maxQueueParallelism}`);
     }
-    const existing = this.store.get(account.id, input.queueName);
-    if (!existing) {
-      if (this.store.count(account.id) >= account.limits.maxQueues)
-        throw quotaExceeded(`too many queues: the plan allows ${account.limits.maxQueues}`);
-      this.store.insert(account.id, input.queueName, parallelism ?? DEFAULT_QUEUE_PARALLELISM, input.paused ?? false, nowMs);
-    } else {
-      this.store.update(
-        account.id,
-        input.queueName,
-        parallelism ?? existing.parallelism,
-        input.paused ?? existing.paused === 1,
-        nowMs,
-      );
-    }
+    if (!this.store.get(account.id, input.queueName) && this.store.count(account.id) >= account.limits.maxQueues)
+      throw quotaExceeded(`too many queues: the plan allows ${account.limits.maxQueues}`);
+    // Only what the request gives is written: a field another node changes meanwhile keeps its change.
+    this.store.upsert(account.id, input.queueName, { parallelism, paused: input.paused }, NEW_QUEUE, nowMs);
     // More room or resumed: the head may go now.
     this.lanes.promote(account.id, input.queueName, nowMs);
   }
 
+  /** 404 when the queue is not stored (also when another node just deleted it). */
   setPaused(account: Account, name: string, paused: boolean, nowMs: number): void {
-    const queue = this.mustGet(account, name);
-    this.store.update(account.id, name, queue.parallelism, paused, nowMs);
+    if (!this.store.update(account.id, name, { paused }, nowMs)) throw notFound(`queue "${name}" not found`);
     if (!paused) this.lanes.promote(account.id, name, nowMs);
   }
 

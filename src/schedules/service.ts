@@ -101,8 +101,8 @@ export class ScheduleService {
       next_schedule_time: nextRunAfter(row.cron, nowMs),
       last_states: "{}",
     };
-    this.store.upsert(stored);
-    return stored;
+    // The revision is the stored one's plus one, whichever node replaced the schedule last.
+    return this.store.upsert(stored);
   }
 
   async create(account: Account, req: ScheduleRequest): Promise<{ scheduleId: string }> {

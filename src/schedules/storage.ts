@@ -1,3 +1,5 @@
+import type { Placeholder, SqlValue } from "../store/patch.ts";
+
 export type ScheduleRow = {
   account_id: string;
   id: string;
@@ -27,7 +29,11 @@ export interface ScheduleStorage {
   count(accountId: string): number;
   read(accountId: string, id: string): ScheduleRow | undefined | Promise<ScheduleRow | undefined>;
   readList(accountId: string): ScheduleRow[] | Promise<ScheduleRow[]>;
-  upsert(row: ScheduleRow): void;
+  /**
+   * Stores the schedule (a new one, or a replacement of the one with its id: its revision then
+   * follows the stored one's, whatever node replaced it last); returns it as stored.
+   */
+  upsert(row: ScheduleRow): ScheduleRow;
   delete(accountId: string, id: string): boolean;
   setPaused(accountId: string, id: string, paused: boolean): boolean;
   setNext(accountId: string, id: string, revision: number, next: number | null): void;
@@ -37,3 +43,23 @@ export interface ScheduleStorage {
   /** Inside the trigger's write: this process fires the slot. */
   takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean;
 }
+
+const SCHEDULE_COLUMNS: ReadonlyArray<keyof ScheduleRow> = [
+  "account_id", "id", "revision", "created_at", "cron", "destination_kind", "destination", "headers", "query", "body",
+  "caller_ip", "settings", "paused", "last_schedule_time", "next_schedule_time", "last_states",
+];
+
+/**
+ * `ScheduleStorage.upsert` in SQL, the same on every engine: a replacement takes every column
+ * given but the revision, which is the stored one's plus one.
+ */
+export function scheduleUpsertSql(p: Placeholder): string {
+  const replaced = SCHEDULE_COLUMNS.filter((c) => c !== "account_id" && c !== "id" && c !== "revision");
+  return `INSERT INTO schedules (${SCHEDULE_COLUMNS.join(", ")}) VALUES (${SCHEDULE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})
+    ON CONFLICT (account_id, id) DO UPDATE SET revision = schedules.revision + 1,
+      ${replaced.map((c) => `${c} = excluded.${c}`).join(", ")}
+    RETURNING *`;
+}
+
+/** The parameters of `scheduleUpsertSql`. */
+export const scheduleUpsertParams = (row: ScheduleRow): SqlValue[] => SCHEDULE_COLUMNS.map((c) => row[c] ?? null);

@@ -17,7 +17,8 @@ export interface EndpointInput {
 const readDefaults = jsonColumn("url_groups.default_headers", HeaderPairs);
 /**
  * URL Groups: named sets of endpoints a publish fans out to. Every method is synchronous and
- * meant to run inside one write transaction (routes wrap it in a group commit).
+ * meant to run inside one write transaction (routes wrap it in a group commit). A change starts
+ * from the group as stored now (`lock`), whatever another node sharing the storage did to it.
  */
 export class UrlGroupService {
   constructor(private readonly store: UrlGroupStorage) {}
@@ -48,10 +49,11 @@ export class UrlGroupService {
         name: e.name === undefined || e.name === "" ? undefined : checkName(e.name, `endpoints[${i}].name`),
       };
     });
+    this.store.lock(account.id, groupName);
     if (!this.store.get(account.id, groupName)) {
       if (this.store.count(account.id) >= account.limits.maxUrlGroups)
         throw quotaExceeded(`too many URL Groups: the plan allows ${account.limits.maxUrlGroups}`);
-      this.store.insert(account.id, groupName, nowMs);
+      this.store.create(account.id, groupName, nowMs);
     }
     const existing = this.store.endpoints(account.id, groupName);
     const named = new Map(existing.filter((x) => x.name !== null).map((x) => [x.name!, x]));
@@ -79,6 +81,7 @@ export class UrlGroupService {
    * The group is deleted with its last endpoint.
    */
   removeEndpoints(account: Account, groupName: string, endpoints: EndpointInput[], nowMs: number): void {
+    this.store.lock(account.id, groupName);
     this.mustGet(account, groupName);
     endpoints.forEach((e, i) => {
       if (!e.name && !e.url) throw badRequest(`invalid endpoints[${i}]: give name or url`);
@@ -95,9 +98,9 @@ export class UrlGroupService {
 
   /** Replaces the group's default headers (an empty object clears them). */
   setDefaultHeaders(account: Account, groupName: string, headers: unknown, nowMs: number): void {
-    this.mustGet(account, groupName);
     if (headers === undefined) throw badRequest('invalid body: "headers" is required');
-    this.store.setDefaults(account.id, groupName, headerPairs(headers, "headers"), nowMs);
+    const pairs = headerPairs(headers, "headers");
+    if (!this.store.setDefaults(account.id, groupName, pairs, nowMs)) throw notFound(`URL Group "${groupName}" not found`);
   }
 
   /** Idempotent: deleting a group that does not exist is not an error (clients delete before they create). */

@@ -17,9 +17,17 @@ export interface UrlGroupStorage {
   get(accountId: string, name: string): UrlGroupRow | undefined;
   list(accountId: string): UrlGroupRow[];
   count(accountId: string): number;
-  insert(accountId: string, name: string, nowMs: number): void;
+  /**
+   * Inside a write that changes the group: reads it and its endpoints as stored now and keeps
+   * them so until the write commits (another node's change of the group waits for it). The reads
+   * of the write see that truth, not an older copy.
+   */
+  lock(accountId: string, name: string): void;
+  /** Creates the group unless it is stored. */
+  create(accountId: string, name: string, nowMs: number): void;
   touch(accountId: string, name: string, nowMs: number): void;
-  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): void;
+  /** False when the group is not stored. */
+  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): boolean;
   /** Deletes the group and its endpoints. */
   delete(accountId: string, name: string): boolean;
   endpoints(accountId: string, group: string): EndpointRow[];

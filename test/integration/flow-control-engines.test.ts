@@ -105,7 +105,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     const { commit } = storage;
     const flow = { ...FLOW, key: "paused" };
     let now = T0 + 3_000_000;
-    await commit.run(() => settings.save("acct", flow.key, { paused: true, pins: {} }));
+    await commit.run(() => settings.change("acct", flow.key, { paused: true }));
     const held = Array.from({ length: 5 }, (_, i) => message(now + i, flow));
     await commit.run(() => held.forEach((m) => storage.stores.messages.insert(m)));
     now += 10;
@@ -115,7 +115,7 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     now += 10;
     const [, claimed] = await Promise.all([
       commit.run(() => {
-        settings.save("acct", flow.key, { paused: false, pins: {} });
+        settings.change("acct", flow.key, { paused: false });
         lanes.refill("acct", flow.key, flow, now);
       }),
       commit.run(claimWrite(now)),

@@ -1,5 +1,16 @@
-import type { AccountRow, AccountStorage } from "../../accounts/storage.ts";
+import type { SQL } from "bun";
+import {
+  accountRotation,
+  accountUpsert,
+  addToWindow,
+  type AccountRow,
+  type AccountStorage,
+  type RequestCountStorage,
+} from "../../accounts/storage.ts";
+import { postgresPlaceholder } from "../../store/patch.ts";
 import type { CachedTable } from "./cached-table.ts";
+import type { TickScope } from "./tick.ts";
+import { num } from "./values.ts";
 
 /** Accounts, kept in memory on every node. */
 export class PgAccountStore implements AccountStorage {
@@ -7,11 +18,31 @@ export class PgAccountStore implements AccountStorage {
   all(): AccountRow[] {
     return this.table.all();
   }
-  upsert(row: AccountRow): void {
-    this.table.put({ ...row });
+  upsert(row: AccountRow): AccountRow {
+    const { text, params } = accountUpsert(row, postgresPlaceholder);
+    return this.table.returning(text, params)[0]!;
   }
-  setKeys(id: string, current: string, next: string): void {
-    const row = this.table.get(id);
-    if (row) this.table.put({ ...row, current_signing_key: current, next_signing_key: next });
+  rotateKeys(id: string, next: string): AccountRow | undefined {
+    const { text, params } = accountRotation(id, next, postgresPlaceholder);
+    return this.table.returning(text, params)[0];
+  }
+}
+
+/** The plan's request counts on PostgreSQL: one row per account and limit, counted by every node. */
+export class PgRequestCounts implements RequestCountStorage {
+  constructor(
+    private readonly sql: SQL,
+    private readonly scope: TickScope,
+  ) {}
+
+  /** A statement of its own (no tick): the second's count must not wait for a commit. */
+  async countRequest(accountId: string, second: number): Promise<number> {
+    const { text, params } = addToWindow(accountId, "requests", second, 1, postgresPlaceholder);
+    const [row] = await this.sql.unsafe(text, params);
+    return num(row.count);
+  }
+  addMessages(accountId: string, day: number, n: number): number {
+    const { text, params } = addToWindow(accountId, "messages", day, n, postgresPlaceholder);
+    return num(this.scope.tx.query(text, params)[0]!.count) - n;
   }
 }

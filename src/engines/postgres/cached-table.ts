@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import type { TickPart, TickSql } from "./tick.ts";
+import type { TickPart, TickScope } from "./tick.ts";
 
 type Row = Record<string, unknown>;
 
@@ -10,17 +10,25 @@ interface Change<R> {
 
 /**
  * A small table every node keeps in memory (accounts, queues, URL Groups, schedules, flow-control
- * keys, indexes): read synchronously, its changes queued in the tick's transaction just before
- * the commit (one delete per removed row, one multi-row upsert), and reloaded when another node
- * says it changed it (`reload`, after its notification). What a tick changed is visible to the
- * reads of the tick's later writes and, once committed, to all.
+ * keys, indexes), as a view of committed rows. Its stores change it with statements that touch
+ * only what a request changes (`UPDATE … SET paused = …`, an insert of a new row), run in the
+ * tick's transaction, and `record` here what those statements left (the row PostgreSQL returned,
+ * or its deletion). Reads inside a write see the committed rows with the tick's recorded changes
+ * on top; reads outside writes see committed rows only. A tick's changes join the committed rows
+ * once it commits; another node's, when its notification makes this node `reload`.
  */
 export class CachedTable<R extends Row> implements TickPart {
   private rows = new Map<string, R>();
+  /** What the tick under way changed, in order; rolled back with a write that fails. */
   private changes: Array<Change<R>> = [];
-  private taken: Array<Change<R>> = [];
-  /** Per reload under way: the changes this node committed since it began. */
-  private readonly reloads = new Set<Array<Change<R>>>();
+  /** Reads of the table from PostgreSQL (reloads, refreshes) run one after the other, in this chain. */
+  private reads: Promise<unknown> = Promise.resolve();
+  /** Reads begun so far, and whether one runs now. */
+  private readsBegun = 0;
+  private reading = false;
+  /** Whether a read overlapped the tick under way since it first changed the table. */
+  private readsAtChange = 0;
+  private readingAtChange = false;
 
   constructor(
     private readonly sql: SQL,
@@ -28,57 +36,79 @@ export class CachedTable<R extends Row> implements TickPart {
     /** The primary key's columns. */
     private readonly keyColumns: readonly (keyof R & string)[],
     /** How a row read from PostgreSQL becomes the row the store hands out (numbers, bytes). */
-    private readonly decode: (raw: Row) => R,
+    readonly decode: (raw: Row) => R,
+    /** The write under way: only its reads see the tick's changes; its statements run in its transaction. */
+    private readonly scope: TickScope,
+    /** Tells the table's watchers that rows changed (after a refresh of this node's own rows). */
+    private readonly refreshed: (table: string) => void,
   ) {}
+
+  private inWrite(): boolean {
+    return this.scope.current !== null;
+  }
 
   keyOf(row: Pick<R, (typeof this.keyColumns)[number]>): string {
     return this.keyColumns.map((c) => String(row[c])).join("\u0000");
   }
 
-  /**
-   * Loads the whole table (at open, and after another node changed it). This node's ticks
-   * committed while the SELECT ran go on top: its snapshot may predate them, and this node is
-   * not notified of its own changes.
-   */
-  async reload(): Promise<void> {
-    const committed: Array<Change<R>> = [];
-    this.reloads.add(committed);
-    let rows: Row[];
-    try {
-      rows = await this.sql.unsafe(`SELECT * FROM ${this.table}`);
-    } finally {
-      this.reloads.delete(committed);
-    }
-    const next = new Map<string, R>();
-    for (const raw of rows) {
-      const row = this.decode(raw);
-      next.set(this.keyOf(row), row);
-    }
-    for (const c of committed) {
-      if (c.row) next.set(c.key, c.row);
-      else next.delete(c.key);
-    }
-    this.rows = next;
+  /** Loads the whole table (at open, and after another node changed it). */
+  reload(): Promise<void> {
+    return this.read(async () => {
+      const rows = await this.sql.unsafe(`SELECT * FROM ${this.table}`);
+      const next = new Map<string, R>();
+      for (const raw of rows) {
+        const row = this.decode(raw);
+        next.set(this.keyOf(row), row);
+      }
+      this.rows = next;
+    });
   }
 
-  /**
-   * A row as the tick sees it: its own changes, then those of the tick being committed (taken
-   * by `apply`, not yet in `rows`: a read between the two must not miss them), then the table.
-   */
+  /** Reads these rows again, after whatever read is under way. */
+  private async refresh(keys: readonly string[]): Promise<void> {
+    const where = this.keyColumns.map((c, i) => `${c}::text = $${i + 1}`).join(" AND ");
+    await this.read(async () => {
+      const found = await Promise.all(keys.map((key) => this.sql.unsafe(`SELECT * FROM ${this.table} WHERE ${where}`, key.split("\u0000"))));
+      keys.forEach((key, i) => {
+        const raw = found[i]![0];
+        if (raw) this.rows.set(key, this.decode(raw));
+        else this.rows.delete(key);
+      });
+    });
+    this.refreshed(this.table);
+  }
+
+  private read(work: () => Promise<void>): Promise<void> {
+    const run = async () => {
+      this.readsBegun++;
+      this.reading = true;
+      try {
+        await work();
+      } finally {
+        this.reading = false;
+      }
+    };
+    const done = this.reads.then(run, run);
+    this.reads = done.catch(() => {});
+    return done;
+  }
+
+  /** A row: committed, with the tick's own changes on top inside a write. */
   get(key: string): R | undefined {
-    for (const list of [this.changes, this.taken]) {
-      for (let i = list.length - 1; i >= 0; i--) {
-        const c = list[i]!;
+    if (this.inWrite()) {
+      for (let i = this.changes.length - 1; i >= 0; i--) {
+        const c = this.changes[i]!;
         if (c.key === key) return c.row ?? undefined;
       }
     }
     return this.rows.get(key);
   }
 
-  /** Every row as the tick sees it (see `get`). */
+  /** Every row as `get` sees them. */
   all(): R[] {
+    if (!this.inWrite() || this.changes.length === 0) return [...this.rows.values()];
     const view = new Map(this.rows);
-    for (const c of [...this.taken, ...this.changes]) {
+    for (const c of this.changes) {
       if (c.row) view.set(c.key, c.row);
       else view.delete(c.key);
     }
@@ -89,19 +119,64 @@ export class CachedTable<R extends Row> implements TickPart {
     return this.all().filter(test);
   }
 
-  put(row: R): void {
+  /** A statement of the tick left this row so (a row as PostgreSQL returned it, decoded). */
+  record(row: R): R {
+    this.noteChange();
     this.changes.push({ key: this.keyOf(row), row: { ...row } });
+    return row;
   }
 
-  remove(key: string): boolean {
-    const present = this.get(key) !== undefined;
+  /** Records the first row a statement returned, decoded, if it returned one. */
+  recordReturned(rows: readonly Row[]): R | undefined {
+    const raw = rows[0];
+    return raw ? this.record(this.decode(raw)) : undefined;
+  }
+
+  /** A statement of the tick deleted this row. */
+  recordDeleted(key: string): void {
+    this.noteChange();
     this.changes.push({ key, row: null });
-    return present;
   }
 
-  /** The tick being committed changed this table (the other nodes are told with the commit). */
+  private noteChange(): void {
+    if (this.changes.length > 0) return;
+    this.readsAtChange = this.readsBegun;
+    this.readingAtChange = this.reading;
+  }
+
+  /** Runs a statement of the tick that returns whole rows (`RETURNING *`) and records them. */
+  returning(text: string, params: readonly unknown[]): R[] {
+    return this.scope.tx.query(text, params).map((raw) => this.record(this.decode(raw)));
+  }
+
+  /**
+   * Runs a DELETE of the tick that returns the deleted rows (`RETURNING *`) and records them gone,
+   * with the cached rows `belongs` says it would have deleted (gone already: another node deleted
+   * them). Returns how many PostgreSQL deleted.
+   */
+  deleting(text: string, params: readonly unknown[], belongs: (row: R) => boolean): number {
+    const rows = this.scope.tx.query(text, params);
+    for (const raw of rows) this.recordDeleted(this.keyOf(this.decode(raw)));
+    for (const row of this.where(belongs)) this.recordDeleted(this.keyOf(row));
+    return rows.length;
+  }
+
+  /**
+   * Reads the rows `where` selects as PostgreSQL holds them now and locks them until the tick ends
+   * (another node's change of them waits for it, and this write's changes start from the truth):
+   * records them, and records gone the cached rows `belongs` says it would have selected.
+   */
+  lock(where: string, params: readonly unknown[], belongs: (row: R) => boolean): R[] {
+    const rows = this.scope.tx.query(`SELECT * FROM ${this.table} WHERE ${where} FOR UPDATE`, params);
+    const found = rows.map((raw) => this.record(this.decode(raw)));
+    const present = new Set(found.map((r) => this.keyOf(r)));
+    for (const row of this.where(belongs)) if (!present.has(this.keyOf(row))) this.recordDeleted(this.keyOf(row));
+    return found;
+  }
+
+  /** The tick under way changed this table (the other nodes are told with the commit). */
   get changedInTick(): boolean {
-    return this.taken.length > 0;
+    return this.changes.length > 0;
   }
 
   mark(): number {
@@ -113,47 +188,19 @@ export class CachedTable<R extends Row> implements TickPart {
   }
 
   /**
-   * Takes the tick's changes without writing them: for a store that writes the table with
-   * statements of its own (schedules); `finish` then applies them in memory as usual.
+   * A committed tick's changes are read at once. A read of the table that ran while the tick was
+   * under way may have seen them or not, and a later change of another node to the same rows or
+   * not: in which order is unknown, so those rows are read again once that read is done.
    */
-  takeChanges(): void {
-    this.taken = this.changes;
-    this.changes = [];
-  }
-
-  /**
-   * Queues the tick's changes, the last one of each row: its deletions, then its upserts (rows
-   * of the same columns go as one multi-row INSERT … ON CONFLICT DO UPDATE).
-   */
-  apply(tx: TickSql): void {
-    this.takeChanges();
-    if (this.taken.length === 0) return;
-    const last = new Map<string, R | null>();
-    for (const c of this.taken) last.set(c.key, c.row);
-    const where = this.keyColumns.map((c, i) => `${c} = $${i + 1}`).join(" AND ");
-    for (const [key, row] of last) {
-      if (row === null) tx.queue(`DELETE FROM ${this.table} WHERE ${where}`, key.split("\u0000"));
-    }
-    for (const row of last.values()) if (row !== null) tx.insert(this.table, row, this.upsert(row));
-  }
-
-  /** The conflict clause of a row's upsert: every column but the key's takes the new value. */
-  private upsert(row: R): string {
-    const updates = Object.keys(row)
-      .filter((c) => !this.keyColumns.some((k) => k === c))
-      .map((c) => `${c} = excluded.${c}`);
-    const action = updates.length ? `UPDATE SET ${updates.join(", ")}` : "NOTHING";
-    return `ON CONFLICT (${this.keyColumns.join(", ")}) DO ${action}`;
-  }
-
   finish(committed: boolean): void {
-    const taken = this.taken;
-    this.taken = [];
-    if (!committed || taken.length === 0) return;
-    for (const c of taken) {
+    const changes = this.changes;
+    this.changes = [];
+    if (!committed || changes.length === 0) return;
+    for (const c of changes) {
       if (c.row) this.rows.set(c.key, c.row);
       else this.rows.delete(c.key);
     }
-    for (const committed of this.reloads) committed.push(...taken);
+    if (this.readingAtChange || this.reading || this.readsBegun !== this.readsAtChange)
+      this.refresh([...new Set(changes.map((c) => c.key))]).catch(() => {});
   }
 }

@@ -5,13 +5,15 @@ import type { VectorIndexRow } from "../../management/vector/storage.ts";
 import type { QueueRow } from "../../queues/storage.ts";
 import type { UrlGroupRow } from "../../url-groups/storage.ts";
 import { CachedTable } from "./cached-table.ts";
+import type { TickScope } from "./tick.ts";
 import type { FlowKeyRow } from "../../flow-control/storage.ts";
+import type { FaultRuleRow } from "../../faults/storage.ts";
 import type { RateStartRow } from "./flow-stores.ts";
 import type { LedgerRow } from "./index-stores.ts";
 import type { EndpointFull } from "./url-group-store.ts";
 import { num, numOrNull, rowOf, str, strOrNull, type RowCodec } from "./values.ts";
 
-export { PgAccountStore } from "./account-store.ts";
+export { PgAccountStore, PgRequestCounts } from "./account-store.ts";
 export { PgFlowKeyStore, PgFlowReleases, PgFlowStore } from "./flow-stores.ts";
 export { PgIndexStore, PgUsageLedger } from "./index-stores.ts";
 export { PgQueuePromotions, PgQueueStore } from "./queue-store.ts";
@@ -56,6 +58,7 @@ const FLOW_KEY: RowCodec<FlowKeyRow> = {
 };
 const RATE_START: RowCodec<RateStartRow> = { id: str, account_id: str, key: str, started_at: num, counts_until: num };
 const LEDGER: RowCodec<LedgerRow> = { key: str, applied_at: num };
+const FAULT_RULE: RowCodec<FaultRuleRow> = { seq: num, id: str, account_id: str, created_at: num, definition: str };
 /** What the two kinds of index have in common. */
 const INDEX = {
   id: str,
@@ -89,22 +92,20 @@ const VECTOR: RowCodec<VectorIndexRow> = {
   max_total_metadata_size: num,
 };
 
-/** A cached table whose rows are read with `codec`. */
-function table<R extends object>(sql: SQL, name: string, key: readonly (keyof R & string)[], codec: RowCodec<R>) {
-  return new CachedTable<R & Raw>(sql, name, key, (raw) => rowOf(raw, codec));
-}
-
 /** The small tables every node keeps in memory (see CachedTable). */
-export function cachedTables(sql: SQL) {
+export function cachedTables(sql: SQL, scope: TickScope, refreshed: (table: string) => void) {
+  const table = <R extends object>(name: string, key: readonly (keyof R & string)[], codec: RowCodec<R>) =>
+    new CachedTable<R & Raw>(sql, name, key, (raw) => rowOf(raw, codec), scope, refreshed);
   return {
-    accounts: table(sql, "accounts", ["id"], ACCOUNT),
-    groups: table(sql, "url_groups", ["account_id", "name"], GROUP),
-    endpoints: table(sql, "url_group_endpoints", ["seq"], ENDPOINT),
-    queues: table(sql, "queues", ["account_id", "name"], QUEUE),
-    flowKeys: table(sql, "flow_keys", ["account_id", "key"], FLOW_KEY),
-    rateStarts: table(sql, "flow_rate_starts", ["id"], RATE_START),
-    search: table(sql, "search_indexes", ["id"], SEARCH),
-    vector: table(sql, "vector_indexes", ["id"], VECTOR),
-    ledger: table(sql, "vector_usage_fixtures", ["key"], LEDGER),
+    accounts: table("accounts", ["id"], ACCOUNT),
+    groups: table("url_groups", ["account_id", "name"], GROUP),
+    endpoints: table("url_group_endpoints", ["seq"], ENDPOINT),
+    queues: table("queues", ["account_id", "name"], QUEUE),
+    flowKeys: table("flow_keys", ["account_id", "key"], FLOW_KEY),
+    rateStarts: table("flow_rate_starts", ["id"], RATE_START),
+    search: table("search_indexes", ["id"], SEARCH),
+    vector: table("vector_indexes", ["id"], VECTOR),
+    ledger: table("vector_usage_fixtures", ["key"], LEDGER),
+    faultRules: table("fault_rules", ["seq"], FAULT_RULE),
   };
 }

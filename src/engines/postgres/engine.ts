@@ -5,12 +5,14 @@ import { MIGRATIONS } from "../migrations.ts";
 import { CachedTable } from "./cached-table.ts";
 import { Cluster, NODE_NUMBERS, NODES_TABLE } from "./cluster.ts";
 import { DlqIdSequence } from "../../core/ids.ts";
-import { cachedTables, PgAccountStore, PgFlowKeyStore, PgFlowReleases, PgFlowStore, PgIndexStore, PgQueuePromotions, PgQueueStore, PgUrlGroupStore, PgUsageLedger } from "./config-stores.ts";
+import { cachedTables, PgAccountStore, PgRequestCounts, PgFlowKeyStore, PgFlowReleases, PgFlowStore, PgIndexStore, PgQueuePromotions, PgQueueStore, PgUrlGroupStore, PgUsageLedger } from "./config-stores.ts";
 import { connect } from "./connect.ts";
 import { postgresMigrations } from "./ddl.ts";
 import { PgDedupStore } from "./dedup.ts";
 import { PgDlqStore } from "./dlq.ts";
 import { PgEventStore } from "./events.ts";
+import { ClusterQuestions } from "./questions.ts";
+import { PgFaultRuleStore } from "./faults.ts";
 import { PgMessageStore } from "./messages.ts";
 import { migratePostgres } from "./migrate.ts";
 import { CONFIG, DUE, Notifications } from "./notifications.ts";
@@ -62,12 +64,16 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   }
   const nodeId = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
   const scope = new TickScope(writer);
-  const tables = cachedTables(sql);
-  const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg);
+  // A cached table that read its own rows again tells the table's watchers (through the notifications, built below).
+  const watchers = { tell: (_table: string) => {} };
+  const refreshed = (table: string) => watchers.tell(table);
+  const tables = cachedTables(sql, scope, refreshed);
+  const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg, scope, refreshed);
   const dueListeners: Array<(atMs?: number) => void> = [];
   const wake = (atMs?: number) => dueListeners.forEach((fn) => fn(atMs));
   // The partitions this node delivers change with the cluster's balance; the cluster is built last.
   const owned = { partitions: (): number[] => [] };
+  const joined = { nodes: () => 1 };
   const messages = new PgMessageStore(sql, scope, nodeId, () => owned.partitions(), o.now);
   // Messages made due by the set-based statements run before the commit count as the tick's writes.
   const dueInTick = (atMs: number) => {
@@ -86,13 +92,14 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
 
   const stores = {
     accounts: new PgAccountStore(tables.accounts),
+    requestCounts: new PgRequestCounts(sql, scope),
     messages,
     events,
     dlq,
     queues: new PgQueueStore(sql, tables.queues, promotions),
     schedules,
     flow: new PgFlowStore(sql, messages, releases),
-    flowKeys: new PgFlowKeyStore(tables.flowKeys, tables.rateStarts),
+    flowKeys: new PgFlowKeyStore(scope, tables.flowKeys, tables.rateStarts),
     groups: new PgUrlGroupStore(scope, tables.groups, tables.endpoints),
     dedup,
     rollups,
@@ -100,9 +107,10 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     waits,
     search: new PgIndexStore(tables.search),
     vector: new PgIndexStore(tables.vector),
-    usageLedger: new PgUsageLedger(tables.ledger),
+    usageLedger: new PgUsageLedger(scope, tables.ledger),
+    faults: new PgFaultRuleStore(tables.faultRules),
   } satisfies Stores;
-  const cached = [tables.accounts, tables.groups, tables.endpoints, tables.queues, tables.flowKeys, tables.rateStarts, tables.search, tables.vector, tables.ledger];
+  const cached = Object.values(tables);
 
   // With each tick's commit: the other nodes hear what became due and which tables changed.
   const notifyOthers = (tx: TickSql) => {
@@ -123,6 +131,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     if (released !== null) wake(released);
   });
 
+  const questions = new ClusterQuestions({ sql, nodeId, log: o.log, others: () => joined.nodes() - 1 });
   const notifications = new Notifications({
     sql,
     nodeId,
@@ -134,6 +143,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
       wake(atMs);
     },
     deafAfterMs: o.nodeTimeoutMs,
+    questions,
   });
   const cluster = new Cluster(sql, {
     nodeId,
@@ -156,6 +166,8 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     },
   });
   owned.partitions = () => cluster.ownedPartitions();
+  watchers.tell = (table) => notifications.tell(table);
+  joined.nodes = () => cluster.nodes;
   // A node that left freed its partitions: they are taken at once.
   notifications.watch(NODES_TABLE, () => cluster.beatNow());
   try {
@@ -182,6 +194,8 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
       nodes: () => cluster.nodes,
       // Read at every id: a node presumed dead registers again, under another number if its own was taken.
       dlqIds: () => new DlqIdSequence(() => cluster.number, NODE_NUMBERS),
+      ask: (topic, question) => questions.ask(topic, question),
+      answer: (topic, fn) => questions.answer(topic, fn),
     },
     probe() {
       if (!cluster.healthy) throw new Error("PostgreSQL has not answered the heartbeat recently");

@@ -1,17 +1,19 @@
 import type { SQL } from "bun";
 import {
-  keyRowOf,
+  keySettingsChange,
   keySettingsOf,
   readFlow,
   type FlowKeyRow,
   type FlowKeyStorage,
   type FlowStorage,
   type KeySettings,
+  type KeySettingsChange,
 } from "../../flow-control/storage.ts";
+import { postgresPlaceholder } from "../../store/patch.ts";
 import { dueAgainStateSql, type FlowControl } from "../../model/message.ts";
 import type { MessageStorage } from "../../messages/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
-import type { TickPart, TickSql } from "./tick.ts";
+import type { TickPart, TickScope, TickSql } from "./tick.ts";
 import { num, str } from "./values.ts";
 
 type Raw = Record<string, unknown>;
@@ -116,26 +118,39 @@ export interface RateStartRow {
   counts_until: number;
 }
 
-/** Flow-control keys' settings and rate windows, kept in memory on every node. */
+/**
+ * Flow-control keys' settings and rate windows, kept in memory on every node. Settings change
+ * field by field in PostgreSQL; a rate window's starts are rows of their own, each inserted once
+ * and deleted once it no longer counts.
+ */
 export class PgFlowKeyStore implements FlowKeyStorage {
   constructor(
+    private readonly scope: TickScope,
     readonly keysTable: CachedTable<FlowKeyRow & Raw>,
     readonly startsTable: CachedTable<RateStartRow & Raw>,
   ) {}
   all(): Array<{ accountId: string; key: string; settings: KeySettings }> {
     return this.keysTable.all().map((r) => ({ accountId: r.account_id, key: r.key, settings: keySettingsOf(r) }));
   }
-  save(accountId: string, key: string, s: KeySettings): void {
-    this.keysTable.put(keyRowOf(accountId, key, s));
+  change(accountId: string, key: string, change: KeySettingsChange): KeySettings {
+    const { text, params } = keySettingsChange(accountId, key, change, postgresPlaceholder);
+    return keySettingsOf(this.keysTable.returning(text, params)[0]!);
   }
   addStart(accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number): void {
-    for (const r of this.startsOf(accountId, key)) if (r.counts_until <= nowMs) this.startsTable.remove(r.id);
+    const tx = this.scope.tx;
+    for (const r of this.startsOf(accountId, key)) {
+      if (r.counts_until > nowMs) continue;
+      tx.queueEach("DELETE FROM flow_rate_starts WHERE id = ANY($1::text[])", r.id);
+      this.startsTable.recordDeleted(r.id);
+    }
     // Unique across nodes without a round trip.
-    const id = crypto.randomUUID();
-    this.startsTable.put({ id, account_id: accountId, key, started_at: startedAt, counts_until: countsUntil });
+    const row = { id: crypto.randomUUID(), account_id: accountId, key, started_at: startedAt, counts_until: countsUntil };
+    tx.insert("flow_rate_starts", row);
+    this.startsTable.record(row);
   }
   clearStarts(accountId: string, key: string): void {
-    for (const r of this.startsOf(accountId, key)) this.startsTable.remove(r.id);
+    this.scope.tx.queue("DELETE FROM flow_rate_starts WHERE account_id = $1 AND key = $2", [accountId, key]);
+    for (const r of this.startsOf(accountId, key)) this.startsTable.recordDeleted(r.id);
   }
   liveStarts(nowMs: number): Array<{ accountId: string; key: string; starts: number[] }> {
     const byKey = new Map<string, { accountId: string; key: string; starts: number[] }>();
@@ -148,9 +163,10 @@ export class PgFlowKeyStore implements FlowKeyStorage {
     return [...byKey.values()];
   }
   deleteAccount(accountId: string): void {
-    const keys = this.keysTable.where((r) => r.account_id === accountId);
-    for (const r of keys) this.keysTable.remove(this.keysTable.keyOf(r));
-    for (const r of this.startsTable.where((r) => r.account_id === accountId)) this.startsTable.remove(r.id);
+    const ofAccount = (r: { account_id: string }) => r.account_id === accountId;
+    this.keysTable.deleting("DELETE FROM flow_keys WHERE account_id = $1 RETURNING *", [accountId], ofAccount);
+    this.scope.tx.queue("DELETE FROM flow_rate_starts WHERE account_id = $1", [accountId]);
+    for (const r of this.startsTable.where(ofAccount)) this.startsTable.recordDeleted(r.id);
   }
   private startsOf(accountId: string, key: string): RateStartRow[] {
     return this.startsTable.where((r) => r.account_id === accountId && r.key === key);

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
 import type { CachedTable } from "./cached-table.ts";
+import { ANSWER, ASK, type ClusterQuestions } from "./questions.ts";
 import { num } from "./values.ts";
 
 /** What another node made due (its nodeId, then the earliest time). */
@@ -28,6 +29,8 @@ interface Options {
   onDue: (atMs?: number) => void;
   /** A ping of this node's not heard for this long: the LISTEN connection is taken for deaf. */
   deafAfterMs: number;
+  /** The other nodes' questions to this one, and their answers to this one's. */
+  questions: ClusterQuestions;
 }
 
 /**
@@ -87,6 +90,8 @@ export class Notifications {
         },
         () => this.listened(),
       ),
+      sql.listen(ASK, (payload) => this.o.questions.heardQuestion(payload)),
+      sql.listen(ANSWER, (payload) => this.o.questions.heardAnswer(payload)),
       sql.listen(
         PING,
         (payload) => {
@@ -190,7 +195,8 @@ export class Notifications {
     return work;
   }
 
-  private tell(table: string): void {
+  /** Tells the watchers of `table` that its rows changed. */
+  tell(table: string): void {
     this.watchers.get(table)?.forEach((fn) => fn());
   }
 }

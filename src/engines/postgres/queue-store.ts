@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import { dueAgainStateSql } from "../../model/message.ts";
-import type { QueueRow, QueueStorage } from "../../queues/storage.ts";
+import { queueUpdate, queueUpsert, type QueueChange, type QueueRow, type QueueStorage } from "../../queues/storage.ts";
+import { postgresPlaceholder } from "../../store/patch.ts";
 import type { CachedTable } from "./cached-table.ts";
 import type { TickPart, TickSql } from "./tick.ts";
 import { num } from "./values.ts";
@@ -96,25 +97,24 @@ export class PgQueueStore implements QueueStorage {
   count(accountId: string): number {
     return this.table.where((q) => q.account_id === accountId).length;
   }
-  insert(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
-    this.table.put({
-      account_id: accountId,
-      name,
-      created_at: nowMs,
-      updated_at: nowMs,
-      parallelism,
-      paused: paused ? 1 : 0,
-    });
+  upsert(accountId: string, name: string, change: QueueChange, created: Required<QueueChange>, nowMs: number): QueueRow {
+    const { text, params } = queueUpsert(accountId, name, change, created, nowMs, postgresPlaceholder);
+    return this.table.returning(text, params)[0]!;
   }
-  update(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
-    const q = this.get(accountId, name);
-    if (q) this.table.put({ ...q, parallelism, paused: paused ? 1 : 0, updated_at: nowMs });
+  update(accountId: string, name: string, change: QueueChange, nowMs: number): QueueRow | undefined {
+    const statement = queueUpdate(accountId, name, change, nowMs, postgresPlaceholder);
+    if (!statement) return this.table.lock("account_id = $1 AND name = $2", [accountId, name], (q) => this.isQueue(q, accountId, name))[0];
+    return this.table.returning(statement.text, statement.params)[0];
   }
   delete(accountId: string, name: string): boolean {
-    return this.table.remove(this.key(accountId, name));
+    const text = "DELETE FROM queues WHERE account_id = $1 AND name = $2 RETURNING *";
+    return this.table.deleting(text, [accountId, name], (q) => this.isQueue(q, accountId, name)) > 0;
   }
   deleteAccount(accountId: string): void {
-    for (const q of this.list(accountId)) this.table.remove(this.key(accountId, q.name));
+    this.table.deleting("DELETE FROM queues WHERE account_id = $1 RETURNING *", [accountId], (q) => q.account_id === accountId);
+  }
+  private isQueue(q: QueueRow, accountId: string, name: string): boolean {
+    return q.account_id === accountId && q.name === name;
   }
   /** Always waits: the promotion after the tick's writes lets it go if there is room. */
   mustWait(accountId: string, name: string, _parallelism: number, nowMs: number): boolean {

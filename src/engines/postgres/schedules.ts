@@ -1,5 +1,12 @@
 import type { SQL } from "bun";
-import type { ScheduleMessageState, ScheduleRow, ScheduleStorage } from "../../schedules/storage.ts";
+import {
+  scheduleUpsertParams,
+  scheduleUpsertSql,
+  type ScheduleMessageState,
+  type ScheduleRow,
+  type ScheduleStorage,
+} from "../../schedules/storage.ts";
+import { postgresPlaceholder } from "../../store/patch.ts";
 import { CachedTable } from "./cached-table.ts";
 import type { TickPart, TickScope } from "./tick.ts";
 import { bytes, num, numOrNull, rowOf, type RowCodec, str, strOrNull } from "./values.ts";
@@ -28,15 +35,7 @@ const SCHEDULE_COLUMNS: RowCodec<ScheduleRow> = {
 /** A schedule as PostgreSQL returns it, as the store hands it out (the cached table reads rows through it too). */
 export const scheduleRowOfPg = (r: Raw): ScheduleRow & Raw => rowOf(r, SCHEDULE_COLUMNS);
 
-/** The columns in a fixed order: every upsert names them alike. */
-const COLUMNS = Object.keys(SCHEDULE_COLUMNS);
-const UPSERT = `INSERT INTO schedules (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
-  ON CONFLICT (account_id, id) DO UPDATE SET ${COLUMNS.filter((c) => c !== "account_id" && c !== "id")
-    .map((c) => `${c} = excluded.${c}`)
-    .join(", ")}`;
-
-/** A row as the cached table keeps it (a copy: the caller's object may change). */
-const cached = (row: ScheduleRow): ScheduleRow & Raw => ({ ...row });
+const UPSERT = scheduleUpsertSql(postgresPlaceholder);
 
 /**
  * Schedules on PostgreSQL. Every node keeps the definitions in memory (its scheduler arms a timer
@@ -80,45 +79,29 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     return row ? scheduleRowOfPg(row) : undefined;
   }
 
-  upsert(row: ScheduleRow): void {
-    // Not a coalescing insert: two upserts of one schedule in a tick cannot share a statement.
-    const values: Raw = row;
-    this.scope.tx.queue(UPSERT, COLUMNS.map((c) => values[c] ?? null));
-    this.table.put(cached(row));
+  upsert(row: ScheduleRow): ScheduleRow {
+    return this.table.returning(UPSERT, scheduleUpsertParams(row))[0]!;
   }
   delete(accountId: string, id: string): boolean {
-    const text = "DELETE FROM schedules WHERE account_id = $1 AND id = $2 RETURNING id";
-    const rows = this.scope.tx.query(text, [accountId, id]);
-    this.table.remove(this.key(accountId, id));
-    return rows.length > 0;
+    const text = "DELETE FROM schedules WHERE account_id = $1 AND id = $2 RETURNING *";
+    return this.table.deleting(text, [accountId, id], (r) => r.account_id === accountId && r.id === id) > 0;
   }
   setPaused(accountId: string, id: string, paused: boolean): boolean {
-    const flag = paused ? 1 : 0;
-    const text = "UPDATE schedules SET paused = $1 WHERE account_id = $2 AND id = $3 RETURNING id";
-    const rows = this.scope.tx.query(text, [flag, accountId, id]);
-    const row = this.get(accountId, id);
-    if (row) this.table.put(cached({ ...row, paused: flag }));
-    return rows.length > 0;
+    const text = "UPDATE schedules SET paused = $1 WHERE account_id = $2 AND id = $3 RETURNING *";
+    const found = this.table.returning(text, [paused ? 1 : 0, accountId, id]).length > 0;
+    if (!found && this.get(accountId, id)) this.table.recordDeleted(this.key(accountId, id));
+    return found;
   }
   setNext(accountId: string, id: string, revision: number, next: number | null): void {
-    this.scope.tx.queue("UPDATE schedules SET next_schedule_time = $1 WHERE account_id = $2 AND id = $3 AND revision = $4", [
-      next,
-      accountId,
-      id,
-      revision,
-    ]);
-    const row = this.get(accountId, id);
-    if (row?.revision === revision) this.table.put(cached({ ...row, next_schedule_time: next }));
+    const text = "UPDATE schedules SET next_schedule_time = $1 WHERE account_id = $2 AND id = $3 AND revision = $4 RETURNING *";
+    this.table.returning(text, [next, accountId, id, revision]);
   }
   recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void {
-    this.scope.tx.queue(
+    this.table.returning(
       `UPDATE schedules SET last_schedule_time = $1, next_schedule_time = $2, last_states = $3
-       WHERE account_id = $4 AND id = $5 AND revision = $6`,
+       WHERE account_id = $4 AND id = $5 AND revision = $6 RETURNING *`,
       [last, next, states, accountId, id, revision],
     );
-    const row = this.get(accountId, id);
-    if (row?.revision === revision)
-      this.table.put(cached({ ...row, last_schedule_time: last, next_schedule_time: next, last_states: states }));
   }
   /** Only a message of the last trigger is tracked; the states are read from PostgreSQL, not the cache. */
   setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void {
@@ -129,8 +112,8 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     );
   }
   deleteAccount(accountId: string): void {
-    this.scope.tx.queue("DELETE FROM schedules WHERE account_id = $1", [accountId]);
-    for (const r of this.list(accountId)) this.table.remove(this.key(accountId, r.id));
+    const text = "DELETE FROM schedules WHERE account_id = $1 RETURNING *";
+    this.table.deleting(text, [accountId], (r) => r.account_id === accountId);
   }
 
   /** The tick being committed changed a definition (trigger states alone are not cached). */
@@ -155,10 +138,6 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
   }
   rollback(mark: number): void {
     this.table.rollback(mark);
-  }
-  /** PostgreSQL has the changes already: the cached table only takes them, to apply them in memory once committed. */
-  apply(): void {
-    this.table.takeChanges();
   }
   finish(committed: boolean): void {
     this.table.finish(committed);

@@ -1,14 +1,17 @@
 import type { EndpointRow, UrlGroupRow, UrlGroupStorage } from "../../url-groups/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
 import type { TickScope } from "./tick.ts";
-import { num } from "./values.ts";
 
 export type EndpointFull = EndpointRow & { account_id: string; group_name: string };
 type Raw = Record<string, unknown>;
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-/** URL Groups and their endpoints, kept in memory on every node. */
+/**
+ * URL Groups and their endpoints, kept in memory on every node. A write that changes a group
+ * locks it and reads it with its endpoints from PostgreSQL first (`lock`), then changes only what
+ * the request changes: an endpoint is a row of its own, added or removed alone.
+ */
 export class PgUrlGroupStore implements UrlGroupStorage {
   constructor(
     private readonly scope: TickScope,
@@ -27,40 +30,51 @@ export class PgUrlGroupStore implements UrlGroupStorage {
   count(accountId: string): number {
     return this.groups.where((g) => g.account_id === accountId).length;
   }
-  insert(accountId: string, name: string, nowMs: number): void {
-    this.groups.put({ account_id: accountId, name, created_at: nowMs, updated_at: nowMs, default_headers: "[]" });
+  lock(accountId: string, name: string): void {
+    const where = "account_id = $1 AND name = $2";
+    this.groups.lock(where, [accountId, name], (g) => g.account_id === accountId && g.name === name);
+    // The group's row lock keeps other nodes' changes of its endpoints out until this write ends.
+    const ofGroup = (e: EndpointFull) => e.account_id === accountId && e.group_name === name;
+    this.endpointsTable.lock("account_id = $1 AND group_name = $2", [accountId, name], ofGroup);
+  }
+  create(accountId: string, name: string, nowMs: number): void {
+    const text = `INSERT INTO url_groups (account_id, name, created_at, updated_at, default_headers)
+      VALUES ($1, $2, $3, $3, '[]') ON CONFLICT DO NOTHING RETURNING *`;
+    this.groups.returning(text, [accountId, name, nowMs]);
   }
   touch(accountId: string, name: string, nowMs: number): void {
-    const g = this.get(accountId, name);
-    if (g) this.groups.put({ ...g, updated_at: nowMs });
+    const text = "UPDATE url_groups SET updated_at = $1 WHERE account_id = $2 AND name = $3 RETURNING *";
+    this.groups.returning(text, [nowMs, accountId, name]);
   }
-  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): void {
-    const g = this.get(accountId, name);
-    if (g) this.groups.put({ ...g, default_headers: JSON.stringify(headers), updated_at: nowMs });
+  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): boolean {
+    const text = "UPDATE url_groups SET default_headers = $1, updated_at = $2 WHERE account_id = $3 AND name = $4 RETURNING *";
+    return this.groups.returning(text, [JSON.stringify(headers), nowMs, accountId, name]).length > 0;
   }
   delete(accountId: string, name: string): boolean {
-    for (const e of this.endpointsOf(accountId, name)) this.endpointsTable.remove(String(e.seq));
-    return this.groups.remove(this.key(accountId, name));
+    // Its endpoints go with it (ON DELETE CASCADE): the copy here forgets them too.
+    const ofGroup = (e: EndpointFull) => e.account_id === accountId && e.group_name === name;
+    for (const e of this.endpointsTable.where(ofGroup)) this.endpointsTable.recordDeleted(String(e.seq));
+    const text = "DELETE FROM url_groups WHERE account_id = $1 AND name = $2 RETURNING *";
+    return this.groups.deleting(text, [accountId, name], (g) => g.account_id === accountId && g.name === name) > 0;
   }
   endpoints(accountId: string, group: string): EndpointRow[] {
     return this.endpointsOf(accountId, group).map(({ seq, name, url }) => ({ seq, name, url }));
   }
-  /** Numbered by the column's sequence, as SQLite's AUTOINCREMENT does: the order they were added, on every node. */
   addEndpoint(accountId: string, group: string, name: string | undefined, url: string): number {
-    const [row] = this.scope.tx.query("SELECT nextval(pg_get_serial_sequence('url_group_endpoints', 'seq')) AS seq");
-    const seq = num(row!.seq);
-    this.endpointsTable.put({ seq, account_id: accountId, group_name: group, name: name ?? null, url });
-    return seq;
+    const text = "INSERT INTO url_group_endpoints (account_id, group_name, name, url) VALUES ($1, $2, $3, $4) RETURNING *";
+    return this.endpointsTable.returning(text, [accountId, group, name ?? null, url])[0]!.seq;
   }
   setEndpointUrl(seq: number, url: string): void {
-    const e = this.endpointsTable.get(String(seq));
-    if (e) this.endpointsTable.put({ ...e, url });
+    this.endpointsTable.returning("UPDATE url_group_endpoints SET url = $1 WHERE seq = $2 RETURNING *", [url, seq]);
   }
   deleteEndpoint(seq: number): void {
-    this.endpointsTable.remove(String(seq));
+    const text = "DELETE FROM url_group_endpoints WHERE seq = $1 RETURNING *";
+    this.endpointsTable.deleting(text, [seq], (e) => e.seq === seq);
   }
   deleteAccount(accountId: string): void {
-    for (const g of this.list(accountId)) this.delete(accountId, g.name);
+    const ofAccount = (r: { account_id: string }) => r.account_id === accountId;
+    for (const e of this.endpointsTable.where(ofAccount)) this.endpointsTable.recordDeleted(String(e.seq));
+    this.groups.deleting("DELETE FROM url_groups WHERE account_id = $1 RETURNING *", [accountId], ofAccount);
   }
   private endpointsOf(accountId: string, group: string): EndpointFull[] {
     return this.endpointsTable

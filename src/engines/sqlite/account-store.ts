@@ -1,33 +1,52 @@
 import type { Database } from "bun:sqlite";
-import type { AccountRow, AccountStorage } from "../../accounts/storage.ts";
+import {
+  accountRotation,
+  accountUpsert,
+  addToWindow,
+  type AccountRow,
+  type AccountStorage,
+  type RequestCountStorage,
+} from "../../accounts/storage.ts";
+import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
 
 /** Accounts on SQLite. */
 export class SqliteAccountStore implements AccountStorage {
   private readonly selectAll;
-  private readonly upsertRow;
-  private readonly updateKeys;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.selectAll = db.prepare<AccountRow, []>("SELECT * FROM accounts");
-    this.upsertRow = db.prepare(
-      `INSERT INTO accounts (id, email, api_key, token, plan, current_signing_key, next_signing_key, configured_keys)
-       VALUES ($id, $email, $api_key, $token, $plan, $current_signing_key, $next_signing_key, $configured_keys)
-       ON CONFLICT (id) DO UPDATE SET email = excluded.email, api_key = excluded.api_key, token = excluded.token,
-         plan = excluded.plan, current_signing_key = excluded.current_signing_key,
-         next_signing_key = excluded.next_signing_key, configured_keys = excluded.configured_keys`,
-    );
-    this.updateKeys = db.prepare(
-      "UPDATE accounts SET current_signing_key = ?, next_signing_key = ? WHERE id = ?",
-    );
   }
 
   all(): AccountRow[] {
     return this.selectAll.all();
   }
-  upsert(row: AccountRow): void {
-    this.upsertRow.run(row);
+  upsert(row: AccountRow): AccountRow {
+    const { text, params } = accountUpsert(row, sqlitePlaceholder);
+    return this.db.query<AccountRow, SqlValue[]>(text).get(...params)!;
   }
-  setKeys(id: string, current: string, next: string): void {
-    this.updateKeys.run(current, next, id);
+  rotateKeys(id: string, next: string): AccountRow | undefined {
+    const { text, params } = accountRotation(id, next, sqlitePlaceholder);
+    return this.db.query<AccountRow, SqlValue[]>(text).get(...params) ?? undefined;
+  }
+}
+
+/**
+ * The plan's request counts on SQLite: one process holds them all. A second's requests are
+ * counted in memory (nothing to keep past the second); a day's messages in the table, with the
+ * writes that store them.
+ */
+export class SqliteRequestCounts implements RequestCountStorage {
+  private readonly seconds = new Map<string, { second: number; count: number }>();
+
+  constructor(private readonly db: Database) {}
+
+  countRequest(accountId: string, second: number): number {
+    let window = this.seconds.get(accountId);
+    if (!window || window.second !== second) this.seconds.set(accountId, (window = { second, count: 0 }));
+    return ++window.count;
+  }
+  addMessages(accountId: string, day: number, n: number): number {
+    const { text, params } = addToWindow(accountId, "messages", day, n, sqlitePlaceholder);
+    return this.db.query<{ count: number }, SqlValue[]>(text).get(...params)!.count - n;
   }
 }

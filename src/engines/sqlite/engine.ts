@@ -2,7 +2,8 @@ import { statSync } from "node:fs";
 import type { Logger } from "../../core/log.ts";
 import { SINGLE_NODE, type SqliteStorage, type Stores } from "../engine.ts";
 import { MIGRATIONS } from "../migrations.ts";
-import { SqliteAccountStore } from "./account-store.ts";
+import { SqliteAccountStore, SqliteRequestCounts } from "./account-store.ts";
+import { SqliteFaultRuleStore } from "./faults.ts";
 import { SharedBodies } from "./bodies.ts";
 import { SqliteDedupStore } from "./dedup.ts";
 import { SqliteDlqStore } from "./dlq.ts";
@@ -41,6 +42,8 @@ export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: num
     membership: SINGLE_NODE,
     stores: {
       accounts: new SqliteAccountStore(db),
+      requestCounts: new SqliteRequestCounts(db),
+      faults: new SqliteFaultRuleStore(db),
       messages: new SqliteMessageStore(db, bodies),
       events,
       dlq: new SqliteDlqStore(db),

@@ -1,13 +1,15 @@
 import type { Database } from "bun:sqlite";
 import {
-  keyRowOf,
+  keySettingsChange,
   keySettingsOf,
   readFlow,
   type FlowKeyRow,
   type FlowKeyStorage,
   type FlowStorage,
   type KeySettings,
+  type KeySettingsChange,
 } from "../../flow-control/storage.ts";
+import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
 import { dueAgainState, dueAgainStateSql, type FlowControl } from "../../model/message.ts";
 
 /** Statements over `messages` for flow control: holding and releasing a key's messages. */
@@ -80,18 +82,11 @@ export class SqliteFlowStore implements FlowStorage {
 
 /** Flow-control keys' settings and recent delivery starts, so both survive a restart. */
 export class SqliteFlowKeyStore implements FlowKeyStorage {
-  private readonly upsertStmt;
   private readonly addStartStmt;
   private readonly pruneStartsStmt;
   private readonly clearStartsStmt;
 
   constructor(private readonly db: Database) {
-    this.upsertStmt = db.prepare(
-      `INSERT INTO flow_keys (account_id, key, paused, pinned_parallelism, pinned_rate, pinned_period_ms, window_start)
-       VALUES ($account_id, $key, $paused, $pinned_parallelism, $pinned_rate, $pinned_period_ms, $window_start)
-       ON CONFLICT (account_id, key) DO UPDATE SET paused = excluded.paused, pinned_parallelism = excluded.pinned_parallelism,
-         pinned_rate = excluded.pinned_rate, pinned_period_ms = excluded.pinned_period_ms, window_start = excluded.window_start`,
-    );
     this.addStartStmt = db.prepare("INSERT INTO flow_rate_starts (account_id, key, started_at, counts_until) VALUES (?, ?, ?, ?)");
     this.pruneStartsStmt = db.prepare("DELETE FROM flow_rate_starts WHERE account_id = ? AND key = ? AND counts_until <= ?");
     this.clearStartsStmt = db.prepare("DELETE FROM flow_rate_starts WHERE account_id = ? AND key = ?");
@@ -104,8 +99,9 @@ export class SqliteFlowKeyStore implements FlowKeyStorage {
       .map((r) => ({ accountId: r.account_id, key: r.key, settings: keySettingsOf(r) }));
   }
 
-  save(accountId: string, key: string, s: KeySettings): void {
-    this.upsertStmt.run(keyRowOf(accountId, key, s));
+  change(accountId: string, key: string, change: KeySettingsChange): KeySettings {
+    const { text, params } = keySettingsChange(accountId, key, change, sqlitePlaceholder);
+    return keySettingsOf(this.db.query<FlowKeyRow, SqlValue[]>(text).get(...params)!);
   }
 
   /** A delivery of a rate-limited key started at `startedAt`; it counts until `countsUntil`. */

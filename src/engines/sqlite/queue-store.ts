@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { dueAgainState } from "../../model/message.ts";
-import type { QueueRow, QueueStorage } from "../../queues/storage.ts";
+import { queueUpdate, queueUpsert, type QueueChange, type QueueRow, type QueueStorage } from "../../queues/storage.ts";
+import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
 
 interface ParkedRow {
   id: string;
@@ -13,8 +14,6 @@ export class SqliteQueueStore implements QueueStorage {
   private readonly getStmt;
   private readonly listStmt;
   private readonly countStmt;
-  private readonly insertStmt;
-  private readonly updateStmt;
   private readonly deleteStmt;
   private readonly deleteAccountStmt;
   private readonly activeStmt;
@@ -23,16 +22,10 @@ export class SqliteQueueStore implements QueueStorage {
   private readonly nextParkedStmt;
   private readonly promoteStmt;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.getStmt = db.prepare<QueueRow, [string, string]>("SELECT * FROM queues WHERE account_id = ? AND name = ?");
     this.listStmt = db.prepare<QueueRow, [string]>("SELECT * FROM queues WHERE account_id = ? ORDER BY name");
     this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM queues WHERE account_id = ?");
-    this.insertStmt = db.prepare(
-      "INSERT INTO queues (account_id, name, created_at, updated_at, parallelism, paused) VALUES (?, ?, ?, ?, ?, ?)",
-    );
-    this.updateStmt = db.prepare(
-      "UPDATE queues SET parallelism = ?, paused = ?, updated_at = ? WHERE account_id = ? AND name = ?",
-    );
     this.deleteStmt = db.prepare("DELETE FROM queues WHERE account_id = ? AND name = ?");
     this.deleteAccountStmt = db.prepare("DELETE FROM queues WHERE account_id = ?");
     // Started and not finished: waiting for an attempt, in flight, retrying or held by flow control.
@@ -61,11 +54,14 @@ export class SqliteQueueStore implements QueueStorage {
   count(accountId: string): number {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
-  insert(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
-    this.insertStmt.run(accountId, name, nowMs, nowMs, parallelism, paused ? 1 : 0);
+  upsert(accountId: string, name: string, change: QueueChange, created: Required<QueueChange>, nowMs: number): QueueRow {
+    const { text, params } = queueUpsert(accountId, name, change, created, nowMs, sqlitePlaceholder);
+    return this.db.query<QueueRow, SqlValue[]>(text).get(...params)!;
   }
-  update(accountId: string, name: string, parallelism: number, paused: boolean, nowMs: number): void {
-    this.updateStmt.run(parallelism, paused ? 1 : 0, nowMs, accountId, name);
+  update(accountId: string, name: string, change: QueueChange, nowMs: number): QueueRow | undefined {
+    const statement = queueUpdate(accountId, name, change, nowMs, sqlitePlaceholder);
+    if (!statement) return this.get(accountId, name);
+    return this.db.query<QueueRow, SqlValue[]>(statement.text).get(...statement.params) ?? undefined;
   }
   delete(accountId: string, name: string): boolean {
     return this.deleteStmt.run(accountId, name).changes > 0;

@@ -1,5 +1,12 @@
 import type { Database } from "bun:sqlite";
-import type { ScheduleMessageState, ScheduleRow, ScheduleStorage } from "../../schedules/storage.ts";
+import {
+  scheduleUpsertParams,
+  scheduleUpsertSql,
+  type ScheduleMessageState,
+  type ScheduleRow,
+  type ScheduleStorage,
+} from "../../schedules/storage.ts";
+import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
 
 /** Schedules on SQLite. */
 export class SqliteScheduleStore implements ScheduleStorage {
@@ -20,12 +27,7 @@ export class SqliteScheduleStore implements ScheduleStorage {
     this.listStmt = db.prepare<ScheduleRow, [string]>("SELECT * FROM schedules WHERE account_id = ? ORDER BY created_at, id");
     this.allStmt = db.prepare<ScheduleRow, []>("SELECT * FROM schedules");
     this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM schedules WHERE account_id = ?");
-    this.upsertStmt = db.prepare(
-      `INSERT OR REPLACE INTO schedules (account_id, id, revision, created_at, cron, destination_kind, destination,
-         headers, query, body, caller_ip, settings, paused, last_schedule_time, next_schedule_time, last_states)
-       VALUES ($account_id, $id, $revision, $created_at, $cron, $destination_kind, $destination,
-         $headers, $query, $body, $caller_ip, $settings, $paused, $last_schedule_time, $next_schedule_time, $last_states)`,
-    );
+    this.upsertStmt = db.prepare<ScheduleRow, SqlValue[]>(scheduleUpsertSql(sqlitePlaceholder));
     this.deleteStmt = db.prepare("DELETE FROM schedules WHERE account_id = ? AND id = ?");
     this.setPausedStmt = db.prepare("UPDATE schedules SET paused = ? WHERE account_id = ? AND id = ?");
     this.setNextStmt = db.prepare(
@@ -65,8 +67,8 @@ export class SqliteScheduleStore implements ScheduleStorage {
   count(accountId: string): number {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
-  upsert(row: ScheduleRow): void {
-    this.upsertStmt.run(row);
+  upsert(row: ScheduleRow): ScheduleRow {
+    return this.upsertStmt.get(...scheduleUpsertParams(row))!;
   }
   delete(accountId: string, id: string): boolean {
     return this.deleteStmt.run(accountId, id).changes > 0;

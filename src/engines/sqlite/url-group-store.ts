@@ -21,7 +21,7 @@ export class SqliteUrlGroupStore implements UrlGroupStorage {
     this.listStmt = db.prepare<UrlGroupRow, [string]>("SELECT * FROM url_groups WHERE account_id = ? ORDER BY name");
     this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM url_groups WHERE account_id = ?");
     this.insertStmt = db.prepare(
-      "INSERT INTO url_groups (account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)",
+      "INSERT INTO url_groups (account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
     this.touchStmt = db.prepare("UPDATE url_groups SET updated_at = ? WHERE account_id = ? AND name = ?");
     this.setDefaultsStmt = db.prepare(
@@ -48,14 +48,16 @@ export class SqliteUrlGroupStore implements UrlGroupStorage {
   count(accountId: string): number {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
-  insert(accountId: string, name: string, nowMs: number): void {
+  /** One process writes SQLite: what it reads inside a write is the truth already. */
+  lock(): void {}
+  create(accountId: string, name: string, nowMs: number): void {
     this.insertStmt.run(accountId, name, nowMs, nowMs);
   }
   touch(accountId: string, name: string, nowMs: number): void {
     this.touchStmt.run(nowMs, accountId, name);
   }
-  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): void {
-    this.setDefaultsStmt.run(JSON.stringify(headers), nowMs, accountId, name);
+  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): boolean {
+    return this.setDefaultsStmt.run(JSON.stringify(headers), nowMs, accountId, name).changes > 0;
   }
   /** Deletes the group and (cascade) its endpoints. */
   delete(accountId: string, name: string): boolean {

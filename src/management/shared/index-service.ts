@@ -28,31 +28,39 @@ export abstract class IndexService<Row extends IndexRowBase> {
     return this.toJson(account, this.row(account, id));
   }
 
+  // Whether the index exists is what the write finds stored (another node may have just created
+  // or deleted it), not what this node last heard.
   async rename(account: Account, id: string, name: string): Promise<void> {
-    if (this.row(account, id).name !== name) this.assertFreeName(account, name);
-    await this.deps.commit.run(() => this.store.rename(account.id, id, name));
+    const renamed = await this.deps.commit.run(() => {
+      if (this.store.get(account.id, id)?.name !== name) this.assertFreeName(account, name);
+      return this.store.rename(account.id, id, name);
+    });
+    if (!renamed) this.notFound(id);
   }
 
   async resetPassword(account: Account, id: string): Promise<void> {
-    this.row(account, id);
     const tokens = newIndexTokens();
-    await this.deps.commit.run(() => this.store.setTokens(account.id, id, tokens.token, tokens.readOnlyToken));
+    const changed = await this.deps.commit.run(() => this.store.setTokens(account.id, id, tokens.token, tokens.readOnlyToken));
+    if (!changed) this.notFound(id);
   }
 
   async remove(account: Account, id: string): Promise<void> {
-    this.row(account, id);
     // Its statistics go with it, in the same write.
-    await this.deps.commit.run(() => {
-      this.store.delete(account.id, id);
-      this.engine.forget(id);
+    const deleted = await this.deps.commit.run(() => {
+      const found = this.store.delete(account.id, id);
+      if (found) this.engine.forget(id);
+      return found;
     });
+    if (!deleted) this.notFound(id);
   }
 
   /** The account's index, else 404: another account's index does not exist for this caller. */
   row(account: Account, id: string): Row {
-    const row = this.store.get(account.id, id);
-    if (!row) throw notFound(`${this.label} ${id} not found`);
-    return row;
+    return this.store.get(account.id, id) ?? this.notFound(id);
+  }
+
+  private notFound(id: string): never {
+    throw notFound(`${this.label} ${id} not found`);
   }
 
   protected async insert(account: Account, row: Row): Promise<object> {
