@@ -54,10 +54,13 @@ const WORKFLOWS = [
   "contract/workflow-sdk-logs",
   "contract/workflow-sdk-settings",
   "contract/workflow-sdk-redact",
+  "contract/workflow-sdk-rerun",
+  "contract/workflow-sdk-rerun-inputs",
   "contract/workflow-sdk-triggers",
   "contract/workflow-sdk-webhook",
   "contract/workflow-stats",
   "integration/workflow-protocol",
+  "integration/workflow-rerun-protocol",
 ].map((name) => `test/${name}.test.ts`);
 
 export {};

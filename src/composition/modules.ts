@@ -140,6 +140,7 @@ export function mcp({ ctx, storage, domains }: Parts): ComposedModule {
     flow: domains.flow,
     runs: workflows.runs,
     waits: workflows.waits,
+    rerun: workflows.rerun,
   };
   const version = buildInfo().version;
   const routes = (controls: ControlDeps) => mcpRoutes(ctx, { ...deps, control: controlActions(controls) }, version);

@@ -79,6 +79,21 @@ function bounds(s: SchemaShape): string {
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
+/**
+ * A union of different kinds, each with its bounds: "a non-empty string or an integer of at least 1"
+ * (undefined for the coercion unions, whose variants are one kind).
+ */
+function unionText(s: SchemaShape): string | undefined {
+  const variants = (s.anyOf ?? []).map((v) => ({ v, kind: kindOf(v) }));
+  const kinds = new Set(variants.map(({ kind }) => kind));
+  if (variants.length < 2 || kinds.has(undefined) || kinds.size < 2) return undefined;
+  const text = ({ v, kind }: (typeof variants)[number]) => {
+    if (kind === "a string") return v.minLength === 1 ? "a non-empty string" : kind;
+    return kind === "an integer" || kind === "a number" ? `${kind}${bounds(v)}` : kind!;
+  };
+  return variants.map(text).join(" or ");
+}
+
 /** What is wrong, as the second half of `<field>: <what is wrong>`. */
 export function describeProblem(p: SchemaProblem): string {
   const s = (p.schema ?? {}) as SchemaShape;
@@ -100,6 +115,8 @@ export function describeProblem(p: SchemaProblem): string {
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${s.maxItems} items`;
   }
+  const union = unionText(s);
+  if (union) return `must be ${union}`;
   const kind = kindOf(s);
   if (kind) return `must be ${kind}${kind === "an integer" || kind === "a number" ? bounds(s) : ""}`;
   return lowerFirst(p.message);

@@ -9,6 +9,7 @@ import type { PublishService } from "../messages/publish.ts";
 import type { MessageStorage } from "../messages/storage.ts";
 import type { QueueService } from "../queues/service.ts";
 import type { ScheduleService } from "../schedules/service.ts";
+import type { WorkflowRerun } from "../workflows/rerun.ts";
 import type { RunService } from "../workflows/runs.ts";
 import type { WaitService } from "../workflows/waits.ts";
 
@@ -26,5 +27,6 @@ export interface McpDeps {
   flow: FlowControlService;
   runs: RunService;
   waits: WaitService;
+  rerun: WorkflowRerun;
   control: ReturnType<typeof controlActions>;
 }

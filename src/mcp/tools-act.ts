@@ -66,6 +66,25 @@ export function actionTools(deps: McpDeps): Tool[] {
       run: async (account, { eventId, data, workflowRunId }) =>
         deps.waits.notify(account, eventId, await bodyOf(account, data), workflowRunId),
     }),
+    tool({
+      name: "rerun_workflow_run",
+      description:
+        "Run a workflow run again from one of its steps, as POST /v2/workflows/runs/{workflowRunId}/rerun: a new run " +
+        "whose endpoint finds the steps before that one completed (their results kept, or the ones `results` gives) " +
+        "and runs it and what follows; the source run is left as it is. `headers` override the run's settings " +
+        "(retries, delay, flow control, label) under the messaging API's header names.",
+      input: {
+        workflowRunId: z.string().min(1),
+        fromStep: z
+          .union([z.string().min(1), z.number().int().min(1)])
+          .describe("the step to run again from: its stepId or stepName as the run's log shows it (`init`: from the start)"),
+        results: z.record(z.unknown()).optional().describe("new results for steps the rerun keeps, by stepName"),
+        headers: headerMap,
+      },
+      readOnly: false,
+      run: (account, { workflowRunId, fromStep, results, headers }) =>
+        deps.rerun.rerun(account, workflowRunId, { fromStep, results }, new Headers(headers)),
+    }),
     ...pauseTools("schedule", "scheduleId", (account, id, paused) => deps.schedules.setPaused(account, id, paused)),
     ...pauseTools("queue", "queueName", (account, name, paused) =>
       ctx.commit.run(() => deps.queues.setPaused(account, name, paused, ctx.clock.now())),

@@ -94,6 +94,17 @@ export const WorkflowRunLogJson = Type.Object({
   steps: Type.Array(StepGroupJson),
   workflowRunResponse: Opt(Type.String({ description: "the route function's return value as JSON text" })),
   invoker: Opt(Type.Object({ workflowRunId: Type.String(), workflowUrl: Type.String(), workflowRunCreatedAt: UnixMs() }, { description: "the run that started this one with context.invoke" })),
+  rerunOf: Opt(
+    Type.Object(
+      {
+        workflowRunId: Type.String(),
+        workflowRunCreatedAt: UnixMs(),
+        stepName: Opt(Type.String({ description: "the step it reran from, as the source log names it (`init`: from the start)" })),
+        stepId: Opt(Type.Number({ description: "that step's id, where the source run's log shows one" })),
+      },
+      { description: "a rerun (POST /v2/workflows/runs/{runId}/rerun): the run it reran and the step it reran from" },
+    ),
+  ),
   dlqId: Opt(Type.String()),
   label: Opt(Type.String({ description: "the first label" })),
   labels: Opt(Type.Array(Type.String())),

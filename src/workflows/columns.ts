@@ -7,7 +7,7 @@ import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 const HeaderMap = Type.Record(Type.String(), Type.Array(Type.String()));
 const FailureState = Type.Union(FAILURE_CALLBACK_STATES.map((state) => Type.Literal(state)));
 
-/** `workflow_runs.data`: the trigger's settings, the invoker, the failure function. */
+/** `workflow_runs.data`: the trigger's settings, the invoker, the failure function, the run a rerun came from. */
 export const RunDataJson = Type.Object({
   config: Type.Object({
     retries: Type.Number(),
@@ -42,6 +42,14 @@ export const RunDataJson = Type.Object({
     }),
   ),
   awaitingSdk: Type.Optional(Type.Boolean()),
+  rerunOf: Type.Optional(
+    Type.Object({
+      workflowRunId: Type.String(),
+      workflowRunCreatedAt: Type.Number(),
+      stepName: Type.Optional(Type.String()),
+      stepId: Type.Optional(Type.Number()),
+    }),
+  ),
 });
 
 /** `workflow_waiters.data`: where the event goes and what the waiting step was. */

@@ -1,7 +1,6 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { badRequest, notFound } from "../core/errors.ts";
-import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { DlqEntry } from "../dlq/model.ts";
 import { dlqView } from "../dlq/routes.ts";
@@ -10,11 +9,10 @@ import { takePage, type BulkSelection } from "../filters/bulk.ts";
 import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { compact } from "../messages/views.ts";
-import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
-import type { MessageRecord } from "../model/message.ts";
-import { joinRun } from "./headers.ts";
-import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides.ts";
+import type { UsageRecorder } from "../metrics/usage.ts";
+import { readOverrides, type Overrides } from "./dlq-overrides.ts";
 import type { RunRecord } from "./model.ts";
+import { NewRuns, type StartedRun } from "./new-runs.ts";
 import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import type { RunStorage } from "./storage.ts";
@@ -34,12 +32,6 @@ export interface WorkflowDlqDeps {
   wake: Wake;
 }
 
-/** A new run: its id and when it started. */
-export interface StartedRun {
-  workflowRunId: string;
-  workflowCreatedAt: number;
-}
-
 type Action = "resume" | "restart";
 
 /**
@@ -49,7 +41,11 @@ type Action = "resume" | "restart";
  * (dlq-overrides.ts) and name its id (`<Prefix>-Workflow-RunId`).
  */
 export class WorkflowDlq {
-  constructor(private readonly deps: WorkflowDlqDeps) {}
+  private readonly newRuns: NewRuns;
+
+  constructor(private readonly deps: WorkflowDlqDeps) {
+    this.newRuns = new NewRuns(deps);
+  }
 
   /** The run a DLQ entry failed (not a call's or a failure function's entry: those have none). */
   private runOf(e: DlqEntry): string | undefined {
@@ -208,28 +204,16 @@ export class WorkflowDlq {
   private resume(entry: DlqEntry, overrides: Overrides, nowMs: number): RunRecord {
     const failed = entry.message;
     const old = this.oldRun(entry);
-    const run = this.newRun(old, overrides, nowMs);
+    const run = this.newRuns.start(old, overrides, nowMs);
     const failedEntry = this.deps.runs.stepOfMessage(old.accountId, old.runId, failed.id);
     for (const e of this.deps.runs.steps(old.accountId, old.runId)) {
       if (failedEntry && e.position >= failedEntry.position) break;
       this.deps.runs.appendStep({ ...e, runId: run.runId });
     }
-    const m = this.freshMessage(failed, run, overrides, nowMs);
-    this.deps.runs.appendStep({
-      accountId: run.accountId,
-      runId: run.runId,
-      messageId: m.id,
-      callType: failedEntry?.callType ?? "step",
-      url: m.url,
-      method: m.method,
-      body: failedEntry?.body ?? failed.body,
-      createdAt: nowMs,
-      headers: failedEntry?.headers ?? failed.headers,
-      retries: m.maxRetries,
-      retryDelayExpr: m.retryDelayExpr,
-    });
-    joinRun(this.deps.names, run, m, failed.workflow!.callType === "fromCallback" ? "fromCallback" : "step", failedEntry?.position === 0);
-    this.deps.lifecycle.accept(m, nowMs);
+    const m = this.newRuns.message(failed, run, overrides, nowMs);
+    const callType = failedEntry?.callType ?? (failed.workflow!.callType === "fromCallback" ? "fromCallback" : "step");
+    const again = { body: failedEntry?.body ?? failed.body, headers: failedEntry?.headers ?? failed.headers, callType };
+    this.newRuns.deliver(run, m, again, nowMs);
     return run;
   }
 
@@ -238,12 +222,9 @@ export class WorkflowDlq {
     const old = this.oldRun(entry);
     const initial = this.deps.runs.firstStep(old.accountId, old.runId);
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
-    const run = this.newRun(old, overrides, nowMs);
+    const run = this.newRuns.start(old, overrides, nowMs);
     const restarted = { ...entry.message, kind: "message" as const, url: old.url, method: "POST", headers: old.config.headers, body: initial.body };
-    const m = this.freshMessage(restarted, run, overrides, nowMs);
-    this.deps.runs.appendStep({ ...initial, runId: run.runId, messageId: m.id, createdAt: nowMs, retries: m.maxRetries, state: "PENDING" });
-    joinRun(this.deps.names, run, m, "step", true);
-    this.deps.lifecycle.accept(m, nowMs);
+    this.newRuns.deliver(run, this.newRuns.message(restarted, run, overrides, nowMs), initial, nowMs);
     return run;
   }
 
@@ -252,44 +233,5 @@ export class WorkflowDlq {
     const old = this.deps.runs.getRun(entry.message.accountId, tag.runId);
     if (!old) throw notFound(`workflow run ${tag.runId} of DLQ message ${entry.dlqId} not found`);
     return old;
-  }
-
-  private newRun(old: RunRecord, overrides: Overrides, nowMs: number): RunRecord {
-    const { config, labels } = overriddenConfig(old, overrides);
-    const run: RunRecord = {
-      accountId: old.accountId,
-      runId: overrides.runId ?? `wfr_${randomBase58(21)}`,
-      url: old.url,
-      createdAt: nowMs,
-      state: "RUN_STARTED",
-      labels,
-      callerIp: old.callerIp,
-      config,
-    };
-    // A named id may be taken (a generated one never is).
-    if (overrides.runId !== undefined && this.deps.runs.getRun(run.accountId, run.runId)) throw badRequest(`workflow run ${run.runId} already exists`);
-    this.deps.runs.insertRun(run);
-    this.deps.usage.count(run.accountId, WorkflowMetric.runStarted, 1, nowMs);
-    return run;
-  }
-
-  /** The failed message again, as a new message of the new run, with the run's settings (due when the request delays it). */
-  private freshMessage(failed: MessageRecord, run: RunRecord, overrides: Overrides, nowMs: number): MessageRecord {
-    this.deps.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
-    const dueAt = Math.max(nowMs, overrides.dueAt ?? nowMs);
-    return {
-      ...failed,
-      id: newMessageId(),
-      state: "CREATED",
-      dispatchAt: dueAt,
-      notBefore: dueAt,
-      labels: run.labels,
-      createdAt: nowMs,
-      retried: 0,
-      maxRetries: run.config.retries,
-      retryDelayExpr: run.config.retryDelayExpr,
-      flow: run.config.flow,
-      failureCallback: run.config.failureCallback,
-    };
   }
 }

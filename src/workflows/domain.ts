@@ -16,10 +16,13 @@ import { workflowDeadLetters } from "./dead-letters.ts";
 import { WorkflowDeliveries } from "./deliveries.ts";
 import { WorkflowDlq } from "./dlq.ts";
 import { workflowDlqRoutes } from "./dlq-routes.ts";
+import { NewRuns } from "./new-runs.ts";
 import { workflowHeaders } from "./protocol.ts";
 import { WorkflowPublishes } from "./publishes.ts";
 import { RunEndings, RunSettler, SettleRequests, type RunMessages } from "./run-endings.ts";
 import { RunEvents } from "./run-events.ts";
+import { WorkflowRerun } from "./rerun.ts";
+import { rerunRoutes } from "./rerun-routes.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
 import type { RunStorage, WaitStorage } from "./storage.ts";
@@ -117,10 +120,13 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
   });
   const trigger = new TriggerService(publisher, runs, ctx.dialect, names);
   const dlq = new WorkflowDlq({ ...ctx, names, dlq: engine.dlq, runs, lifecycle, messages, usage: engine.usage, wake: engine.wake });
+  const newRuns = new NewRuns({ names, runs, lifecycle, usage: engine.usage });
+  const rerun = new WorkflowRerun({ ...ctx, names, runs, logs: runService, newRuns, wake: engine.wake });
 
   const routes: RoutePlugin[] = [
     workflowRoutes(ctx, { runs: runService, waits: waitService, trigger }),
     workflowDlqRoutes(ctx, dlq, engine.dlq),
+    rerunRoutes(ctx, rerun),
     webhookRoutes(ctx.accounts, waitService),
   ];
   /** After delivery started: runs a crash left unsettled settle. */
@@ -134,6 +140,7 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     /** What the routes call, for other front ends of the same operations (the MCP tools). */
     runs: runService,
     waits: waitService,
+    rerun,
     /** The workflow fields of a DLQ entry of a run. */
     dlqFields: dlq.fields,
     services: [timeouts, leftovers] as BackgroundService[],

@@ -46,6 +46,14 @@ export interface Invoker {
   step: Record<string, unknown>;
 }
 
+/** The run and step a rerun started from (`POST /v2/workflows/runs/{id}/rerun`), as its log shows them. */
+export interface RerunSource {
+  workflowRunId: string;
+  workflowRunCreatedAt: number;
+  /** The step: its name and id where the source run's log shows them (`init`: from the start). */
+  stepName?: string;
+  stepId?: number;
+}
 
 /** The failure function's call after a run failed, as logs and the DLQ show it. */
 export interface FailureFunction {
@@ -78,6 +86,8 @@ export interface RunRecord {
   /** The route function's return value as JSON text (the body of the SDK's end-of-run call). */
   result?: string;
   invoker?: Invoker;
+  /** A rerun: the run it reran and the step it reran from. */
+  rerunOf?: RerunSource;
   dlqId?: string;
   failureFunction?: FailureFunction;
   /**

@@ -232,6 +232,7 @@ export function runLog(run: RunRecord, entries: StepEntry[], facts: RunLogFacts)
           workflowRunCreatedAt: run.invoker.workflowRunCreatedAt,
         }
       : undefined,
+    rerunOf: run.rerunOf,
     dlqId: run.dlqId,
     ...labelFields(run.labels),
   });

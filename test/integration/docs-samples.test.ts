@@ -152,7 +152,8 @@ const HANDLERS: Handler[] = [
     has: "@upstash/workflow",
     async check(block: DocBlock) {
       const { code } = withPorts(block.code, freePort);
-      const file = w.writeSample(`workflow-app-${runtime}.mjs`, code);
+      // Named by its line too: the document's samples of the workflow SDK run at the same time.
+      const file = w.writeSample(`workflow-app-${runtime}-${block.line}.mjs`, code);
       const sample = w.run([runtimes[runtime], file], printedEnv(w.upstash.output(), 0));
       expect(await sample.exited, sample.stdout() + sample.stderr()).toBe(0);
       // The last two lines of the output the doc shows right below the sample.

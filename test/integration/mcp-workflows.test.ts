@@ -49,3 +49,29 @@ test("a waiting run is listed with its steps, notify_event resumes it, get_workf
   expect(finished.workflowState).toBe("RUN_SUCCESS");
   expect(finished.steps.flatMap((g: { steps: Array<{ stepName: string }> }) => g.steps.map((s) => s.stepName))).toContain("record");
 });
+
+test("rerun_workflow_run runs a run again from a step with a new result for a kept one; it is marked as changing state", async () => {
+  const { tools } = await mcp.listTools();
+  expect(tools.find((t) => t.name === "rerun_workflow_run")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+  const seen: unknown[] = [];
+  let fetches = 0;
+  const url = w.serve("/wf/mcp-rerun", async (context) => {
+    const rate = await context.run("fetch-rate", () => (fetches++, 2));
+    await context.run("apply", () => void seen.push(rate * 10));
+  });
+  const { workflowRunId } = await w.client.trigger({ url });
+  await call("flush", { timeoutMs: 20_000 });
+  expect(seen).toEqual([20]);
+
+  const rerun = await call("rerun_workflow_run", { workflowRunId, fromStep: "apply", results: { "fetch-rate": 3 }, headers: { "Upstash-Label": "mcp" } });
+  expect(rerun).toEqual({ workflowRunId: expect.stringMatching(/^wfr_/), workflowCreatedAt: expect.any(Number) });
+  await call("flush", { timeoutMs: 20_000 });
+  expect(seen).toEqual([20, 30]);
+  expect(fetches).toBe(1);
+  const run = await call("get_workflow_run", { workflowRunId: rerun.workflowRunId });
+  expect(run).toMatchObject({ workflowState: "RUN_SUCCESS", label: "mcp", rerunOf: { workflowRunId, stepName: "apply" } });
+  // A bad step is the route's own 400, as the tool's error.
+  const refused = (await mcp.callTool({ name: "rerun_workflow_run", arguments: { workflowRunId, fromStep: "nope" } })) as { content: Array<{ text: string }>; isError?: boolean };
+  expect(refused.isError).toBe(true);
+  expect(JSON.parse(refused.content[0]!.text)).toEqual({ status: 400, error: expect.stringContaining('has no step "nope"') });
+});

@@ -48,7 +48,7 @@ describe("/mcp", () => {
     for (const name of [
       "list_logs", "list_messages", "get_message", "list_dlq", "retry_dlq", "delete_dlq", "list_workflow_runs",
       "get_workflow_run", "notify_event", "publish", "pause_schedule", "resume_schedule", "pause_queue", "resume_queue",
-      "pause_flow_control_key", "resume_flow_control_key", "advance_clock", "flush", "reset",
+      "pause_flow_control_key", "resume_flow_control_key", "advance_clock", "flush", "reset", "rerun_workflow_run",
     ])
       expect(byName.has(name)).toBe(true);
     const readOnly = tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name).sort();

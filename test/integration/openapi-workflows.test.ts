@@ -83,6 +83,11 @@ test("the workflow routes' real answers fit the schemas the document gives them"
   await fits("/v2/workflows/runs/{runId}", "delete", await s.api("/v2/workflows/runs/wfr_doc?cancel=false", { method: "DELETE", body: '"done"' }));
   const ended = (await (await s.api("/v2/workflows/logs?workflowRunId=wfr_doc")).json()).runs[0];
   expect({ state: ended.workflowState, response: ended.workflowRunResponse }).toEqual({ state: "RUN_SUCCESS", response: '"done"' });
+  // A rerun of it from its first step: a new run, whose log names its source.
+  const rerun = await fits("/v2/workflows/runs/{runId}/rerun", "post", await s.api("/v2/workflows/runs/wfr_doc/rerun", jsonBody("POST", { fromStep: "first" })));
+  const rerunLog = await fits("/v2/workflows/logs", "get", await s.api(`/v2/workflows/logs?workflowRunId=${rerun.workflowRunId}`));
+  expect(Value.Errors(WorkflowLogsJson, rerunLog).First()).toBeUndefined();
+  expect(rerunLog.runs[0].rerunOf).toEqual({ workflowRunId: "wfr_doc", workflowRunCreatedAt: ended.workflowRunCreatedAt, stepName: "first", stepId: 1 });
 
   // Runs without the SDK, and cancelled runs.
   // Delayed: the receiver does not take these runs over (they would fail at their first delivery), so they still run.
@@ -142,4 +147,8 @@ test("the document describes what the workflow routes read beside their filters"
   const overrides = ["Retries", "Delay", "Retry-Delay", "Flow-Control-Key", "Flow-Control-Value", "Label", "Failure-Callback"];
   for (const path of ["/v2/workflows/dlq/resume", "/v2/workflows/dlq/restart", "/v2/workflows/dlq/resume/{dlqId}", "/v2/workflows/dlq/restart/{dlqId}"])
     for (const suffix of overrides) expect(parameter(path, "post", "header", `Svc-${suffix}`)?.description).toContain("default: the failed run's");
+  for (const suffix of overrides)
+    expect(parameter("/v2/workflows/runs/{runId}/rerun", "post", "header", `Svc-${suffix}`)?.description).toContain("default: the source run's");
+  const rerunBody = doc.paths["/v2/workflows/runs/{runId}/rerun"].post.requestBody.content["application/json"].schema;
+  expect(Object.keys(rerunBody.properties)).toEqual(["fromStep", "results"]);
 });

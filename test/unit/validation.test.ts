@@ -60,6 +60,12 @@ test("the coercion unions of query values read as the value they stand for, neve
   );
 });
 
+test("a union of different kinds names each with its bounds", () => {
+  const Step = Type.Object({ fromStep: Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })]) });
+  for (const fromStep of [0, "", 1.5, true]) expect(firstProblem(Step, { fromStep })).toBe("fromStep: must be a non-empty string or an integer of at least 1");
+  expect(firstProblem(Step, { fromStep: "charge" })).toBeNull();
+});
+
 test("checkShape hands the caller the problem to throw as its own kind of error", () => {
   expect(checkShape(Index, ok, "", () => {
     throw new Error("unreachable");

@@ -26,6 +26,7 @@ export interface StepLog {
   callMethod?: string;
   callResponseStatus?: number;
   callResponseBody?: unknown;
+  callResponseHeaders?: Record<string, string[]>;
   errors?: Array<{ error: string; body?: string; status?: number; time: number }>;
 }
 
@@ -57,6 +58,8 @@ export interface WorkflowRun {
   steps: StepGroup[];
   workflowRunResponse?: string;
   invoker?: { workflowRunId: string; workflowUrl: string; workflowRunCreatedAt: number };
+  /** A rerun: the run it reran and the step it reran from. */
+  rerunOf?: { workflowRunId: string; workflowRunCreatedAt: number; stepName?: string; stepId?: number };
   dlqId?: string;
   label?: string;
   labels?: string[];
@@ -70,7 +73,7 @@ export interface WorkflowDlqEntry extends DlqEntry {
   failureCallbackInfo?: { state?: string; responseStatus?: number; responseBody?: string };
 }
 
-/** A run started from a DLQ entry (resume, restart) or told its failure function ran again. */
+/** A run started from a DLQ entry (resume, restart), a rerun, or told its failure function ran again. */
 interface StartedRun {
   workflowRunId: string;
   workflowCreatedAt: number;
@@ -94,6 +97,12 @@ export const restartRun = (dlqId: string) => api<StartedRun>(`/v2/workflows/dlq/
 /** Resume or restart the runs of several entries at once. */
 export const startRuns = (action: "resume" | "restart", dlqIds: string[]) =>
   api<{ workflowRuns: StartedRun[] }>(`/v2/workflows/dlq/${action}`, { method: "POST", body: { dlqIds } });
+/** A new run from a step of this one: the steps before it kept (with `results` for some), the rest run again. */
+export const rerunRun = (
+  runId: string,
+  body: { fromStep: string | number; results?: Record<string, unknown> },
+  headers?: Record<string, string>,
+) => api<StartedRun>(`/v2/workflows/runs/${enc(runId)}/rerun`, { method: "POST", body, headers });
 export const retryFailureFunction = (dlqId: string) => api<StartedRun>(`/v2/workflows/dlq/callback/${enc(dlqId)}`, { method: "POST" });
 export const deleteWorkflowDlq = (dlqIds: string[]) => api<{ deleted: number }>("/v2/workflows/dlq", { method: "DELETE", body: { dlqIds } });
 /** Resume or restart the runs of every entry matching `filters`; resolves to how many. */

@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { formatDuration, formatTime, prettyText } from "../format.ts";
 import { usePoll } from "../live.ts";
 import { labelsOf } from "../logs.ts";
@@ -6,6 +7,19 @@ import { Badge, Card, ErrorBox, Fields, Loading, Mono, PageHead, StateBadge, Sta
 import { ContextTags } from "../ui/rows.tsx";
 import { failedStepName, readRun, restartRun, resumeRun, type StepGroup, type StepLog, type WorkflowRun } from "../workflows-api.ts";
 import { cancelRun, openStartedRun } from "./workflow-actions.tsx";
+import { RerunDialog, RerunSource, type RerunChoice } from "./workflow-rerun.tsx";
+
+/** Opens the rerun dialog for a step of the group at `groupIndex` (null: no rerun from it). */
+type Rerun = (fromStep: string | number, title: string, groupIndex: number) => void;
+
+function RerunButton({ onClick }: { onClick: () => void }) {
+  return (
+    <button data-write type="button" class="small" title="A new run that keeps the steps before this one and runs this one again"
+      onClick={onClick}>
+      Rerun from here
+    </button>
+  );
+}
 
 /** A step's result as the SDK stored it: JSON text or a value; pretty-printed either way. */
 export function showValue(value: unknown): string {
@@ -32,7 +46,7 @@ function StepKind({ s }: { s: StepLog }) {
   return <p class="muted small">{parts.join(" · ")}</p>;
 }
 
-function Step({ s }: { s: StepLog }) {
+function Step({ s, rerun }: { s: StepLog; rerun?: () => void }) {
   const out = showValue(s.out);
   return (
     <div class="wf-step" data-step={s.stepName ?? s.messageId}>
@@ -42,6 +56,7 @@ function Step({ s }: { s: StepLog }) {
         <StateBadge state={s.state} />
         {s.callResponseStatus !== undefined && <StatusCode status={s.callResponseStatus} />}
         {s.createdAt !== undefined && <time class="muted small">{formatTime(s.createdAt, { millis: true })}</time>}
+        {rerun && <RerunButton onClick={rerun} />}
       </div>
       <StepKind s={s} />
       {out && <pre class="code small wf-out">{out}</pre>}
@@ -55,7 +70,7 @@ function Step({ s }: { s: StepLog }) {
 }
 
 /** A message of the run not yet delivered: its state, retries and each failed attempt. */
-function NextStep({ s, failedStep }: { s: StepLog; failedStep?: string }) {
+function NextStep({ s, failedStep, rerun }: { s: StepLog; failedStep?: string; rerun?: () => void }) {
   const name = s.stepName ?? (s.state === "STEP_FAILED" ? failedStep : undefined);
   return (
     <div class="wf-step" data-step={name ?? s.messageId}>
@@ -64,6 +79,7 @@ function NextStep({ s, failedStep }: { s: StepLog; failedStep?: string }) {
         <StateBadge state={s.state} />
         <span class="muted small">{NEXT_TITLE[s.state] ?? ""}</span>
         {s.retries !== undefined && <span class="muted small">retries {s.retries}</span>}
+        {rerun && <RerunButton onClick={rerun} />}
       </div>
       {s.errors?.map((e, i) => (
         <details key={i} class="attempt" open={i === s.errors!.length - 1}>
@@ -84,13 +100,20 @@ function NextStep({ s, failedStep }: { s: StepLog; failedStep?: string }) {
   );
 }
 
-function Group({ g, failedStep }: { g: StepGroup; failedStep?: string }) {
+/** A step the run's log names can be rerun from; a failed one by the name its failing answer gave. */
+function rerunOf(s: StepLog, index: number, rerun: Rerun): (() => void) | undefined {
+  if (s.stepType === "Initial") return () => rerun("init", "the start", index);
+  if (s.stepId !== undefined) return () => rerun(s.stepId!, s.stepName ?? `step ${s.stepId}`, index);
+  return s.state === "STEP_FAILED" && s.stepName ? () => rerun(s.stepName!, s.stepName!, index) : undefined;
+}
+
+function Group({ g, index, failedStep, rerun }: { g: StepGroup; index: number; failedStep?: string; rerun: Rerun }) {
   if (g.type === "next")
     return (
       <li class="wf-group next">
         <span class="wf-group-label">{g.steps.some((s) => s.state === "STEP_PROGRESS" || s.state === "STEP_RETRY") ? "under way" : "not delivered"}</span>
         {g.steps.map((s, i) => (
-          <NextStep key={s.messageId ?? i} s={s} failedStep={failedStep} />
+          <NextStep key={s.messageId ?? i} s={s} failedStep={failedStep} rerun={rerunOf(s, index, rerun)} />
         ))}
       </li>
     );
@@ -100,14 +123,14 @@ function Group({ g, failedStep }: { g: StepGroup; failedStep?: string }) {
         <span class="wf-group-label">parallel · {g.steps.length} branches</span>
         <div class="wf-branches">
           {g.steps.map((s, i) => (
-            <Step key={s.stepId ?? i} s={s} />
+            <Step key={s.stepId ?? i} s={s} rerun={rerunOf(s, index, rerun)} />
           ))}
         </div>
       </li>
     );
   return (
     <li class="wf-group">
-      <Step s={g.steps[0]!} />
+      <Step s={g.steps[0]!} rerun={rerunOf(g.steps[0]!, index, rerun)} />
     </li>
   );
 }
@@ -140,6 +163,7 @@ function RunActions({ run }: { run: WorkflowRun }) {
 /** One run: its settings and ending, each step group in order (parallel branches side by side). */
 export function WorkflowRunDetail({ runId }: { runId: string }) {
   const { data: run, error, loading } = usePoll(() => readRun(runId), `run-${runId}`, 1500);
+  const [rerunFrom, setRerunFrom] = useState<RerunChoice | null>(null);
   if (error) return <ErrorBox error={error} />;
   if (loading && !run) return <Loading />;
   if (!run) return <ErrorBox error={new Error(`No workflow run ${runId}: unknown id, or it ended longer ago than the plan's log retention.`)} />;
@@ -165,6 +189,7 @@ export function WorkflowRunDetail({ runId }: { runId: string }) {
               ["Ended", run.workflowRunCompletedAt ? formatTime(run.workflowRunCompletedAt, { millis: true }) : undefined],
               ["Took", run.workflowRunCompletedAt ? formatDuration(run.workflowRunCompletedAt - run.workflowRunCreatedAt) : undefined],
               ["Labels", labelsOf(run).length > 0 ? <ContextTags e={{ labels: labelsOf(run) }} /> : undefined],
+              ["Rerun of", run.rerunOf ? <RerunSource run={run} /> : undefined],
               ["Invoked by", run.invoker ? <a class="mono" href={href(`/workflows/runs/${run.invoker.workflowRunId}`)}>{run.invoker.workflowRunId}</a> : undefined],
               ["DLQ entry", run.dlqId ? <a class="mono" href={href(`/dlq/${run.dlqId}`)}>{run.dlqId}</a> : undefined],
             ]}
@@ -195,10 +220,12 @@ export function WorkflowRunDetail({ runId }: { runId: string }) {
       <Card title="Steps">
         <ol class="wf-steps" aria-label="Steps of the run, in order">
           {run.steps.map((g, i) => (
-            <Group key={i} g={g} failedStep={failedStepName(run)} />
+            <Group key={i} g={g} index={i} failedStep={failedStepName(run)} rerun={(fromStep, title, groupIndex) =>
+              setRerunFrom({ fromStep, title, groupIndex })} />
           ))}
         </ol>
       </Card>
+      {rerunFrom && <RerunDialog key={`${rerunFrom.fromStep}`} run={run} choice={rerunFrom} close={() => setRerunFrom(null)} />}
     </>
   );
 }
