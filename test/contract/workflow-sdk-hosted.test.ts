@@ -48,8 +48,11 @@ describe("hosted details with the official workflow SDK", () => {
     expect(run.workflowState).toBe("RUN_SUCCESS");
     expect(run.steps.flatMap((g) => g.steps.map((s) => s.stepName))).toContain("succeeded");
     expect(got.ok).toEqual({ body: { doubled: 42 }, isFailed: false, isCanceled: false });
-    expect(got.failed).toMatchObject({ isFailed: true, isCanceled: false });
-    expect(got.canceled).toMatchObject({ isFailed: false, isCanceled: true });
+    // A failed or cancelled run hands back no body: the SDK's own examples check `body === undefined`.
+    expect(got.failed).toEqual({ body: undefined, isFailed: true, isCanceled: false });
+    expect((got.failed as { body?: unknown }).body).toBeUndefined();
+    expect(got.canceled).toEqual({ body: undefined, isFailed: false, isCanceled: true });
+    expect((got.canceled as { body?: unknown }).body).toBeUndefined();
   });
 
   test("a Promise.all group is one parallel entry of the log, each branch with its own state", async () => {
