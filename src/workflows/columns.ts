@@ -42,6 +42,7 @@ export const RunDataJson = Type.Object({
     }),
   ),
   awaitingSdk: Type.Optional(Type.Boolean()),
+  restTriggered: Type.Optional(Type.Boolean()),
 });
 
 /** `workflow_waiters.data`: where the event goes and what the waiting step was. */
