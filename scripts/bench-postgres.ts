@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL comparison of `npm run bench` (rows 9a–9d), alone: svcd on PostgreSQL with 1, 2
  * and 3 nodes against svcd on SQLite, pg-boss and graphile-worker on the same embedded PostgreSQL,
- * end to end (scripts/bench/measure-postgres.ts says how). Prints the rows and the table.
+ * end to end (scripts/bench/measure-postgres.ts says how). Prints the rows and the table. The first
+ * run installs pg-boss, graphile-worker and their Node 22 into .bench-peers/ (scripts/bench/peers.ts).
  *
  *   bun scripts/bench-postgres.ts [--messages 20000] [--connections 64] [--json]
  *

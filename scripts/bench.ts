@@ -11,7 +11,8 @@
  * delivery sink and the bare baseline server each run on their own; the load generator
  * (scripts/bench/load.ts) runs here and drives both sides of every comparison. The PostgreSQL
  * comparison (rows 9a–9d, scripts/bench/measure-postgres.ts) starts the embedded PostgreSQL of the
- * tests, and runs pg-boss and graphile-worker on the Node 22 of the `node` devDependency.
+ * tests, and runs pg-boss and graphile-worker on the Node 22 of the `node` package, all three
+ * installed on first use into .bench-peers/ (scripts/bench/peers.ts).
  */
 import { mkdtempSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";

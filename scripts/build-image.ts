@@ -3,7 +3,8 @@
  * binary (as `npm run build` does), assembles dist/image/rootfs: the binary, the shared libraries
  * `ldd` says it links (at the same paths), the CA certificates, /etc/passwd and /etc/group with
  * the user svcd (10001), /tmp; and dist/image/data, the folder the volume /data starts from. Then
- * builds the image with podman, or docker, tagged svcd:<version> and svcd:latest.
+ * builds the image with podman, or docker, tagged svcd:<version> and svcd:latest, with the OCI
+ * labels (license, version, revision, source, creation time: scripts/image-labels.ts).
  *
  * `-- --tool podman|docker` (or $CONTAINER_TOOL) picks the tool, `-- --tag NAME` the tag,
  * `-- --assemble-only` stops before building (to build elsewhere); extra global options for the
@@ -13,6 +14,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync, rmSync, w
 import { dirname, join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { buildStamp, compile, megabytes } from "./compile.ts";
+import { gitFacts, imageLabels, labelArgs } from "./image-labels.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -29,7 +31,8 @@ if (process.platform !== "linux") {
 rmSync(image, { recursive: true, force: true });
 mkdirSync(join(rootfs, "usr/local/bin"), { recursive: true });
 const binary = join(rootfs, "usr/local/bin/svcd");
-await compile(binary, await buildStamp());
+const stamp = await buildStamp();
+await compile(binary, stamp);
 
 /** Copies a file to the same path in the image, following symbolic links to the real file. */
 function copyIn(path: string) {
@@ -68,7 +71,8 @@ const tags = option("--tag") ? [option("--tag")!] : [`svcd:${pkg.version}`, "svc
 const globals = (process.env.CONTAINER_TOOL_OPTIONS ?? "").split(/\s+/).filter(Boolean);
 // podman writes the OCI format by default, which has no HEALTHCHECK: the docker format keeps it.
 const format = tool.endsWith("podman") ? ["--format", "docker"] : [];
-const command = [tool, ...globals, "build", ...format, "-f", "Containerfile", ...tags.flatMap((t) => ["-t", t]), "."];
+const labels = imageLabels({ version: pkg.version, license: pkg.license, created: stamp.date, ...(await gitFacts(ROOT)) });
+const command = [tool, ...globals, "build", ...format, ...labelArgs(labels), "-f", "Containerfile", ...tags.flatMap((t) => ["-t", t]), "."];
 const build = Bun.spawnSync(command, { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
 if (build.exitCode !== 0) process.exit(build.exitCode ?? 1);
 console.log(`built ${tags.join(", ")} with ${tool}`);

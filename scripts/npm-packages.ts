@@ -27,8 +27,12 @@ const from = option("--from", "dist");
 const out = option("--out", join("dist", "npm"));
 const ROOT = new URL("..", import.meta.url).pathname;
 
-const common = { version: pkg.version, license: "UNLICENSED" };
-const write = (dir: string, manifest: object) => writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
+const common = { version: pkg.version, license: pkg.license };
+/** Every package carries its manifest and the license's text (npm ships a LICENSE file whatever `files` says). */
+const write = (dir: string, manifest: object) => {
+  writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
+  copyFileSync(join(ROOT, "LICENSE"), join(dir, "LICENSE"));
+};
 
 rmSync(out, { recursive: true, force: true });
 const built: string[] = [];

@@ -48,6 +48,7 @@ const WORKFLOWS = [
   "contract/workflow-commit-failures",
   "contract/workflow-sdk",
   "contract/workflow-sdk-clock",
+  "contract/workflow-sdk-endpoint-calls",
   "contract/workflow-sdk-failures",
   "contract/workflow-sdk-hosted",
   "contract/workflow-sdk-lazy",

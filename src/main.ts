@@ -2,6 +2,7 @@ import { ConfigError, parseCommandLine } from "./config/config.ts";
 import { openServer, type Server } from "./server.ts";
 import { printBanner } from "./banner.ts";
 import { versionText } from "./startup/build-info.ts";
+import { undoForFailedStart } from "./startup/created-files.ts";
 import { startFailureLine } from "./startup/failure-line.ts";
 import { checkHealth } from "./startup/health-check.ts";
 
@@ -25,14 +26,22 @@ if (parsed.kind === "health") {
 }
 
 const config = parsed.config;
+const undoCreated = undoForFailedStart(config.dbPath);
 let server: Server | undefined;
 let running;
 try {
   server = await openServer(config);
   running = await server.start();
 } catch (error) {
-  // A failed start is one line and exit 2; the stack only when asked for.
+  // A failed start is one line and exit 2; the stack only when asked for. It leaves nothing
+  // behind: a database it created (and its folders) goes again, once closed.
   if (config.logLevel === "debug") process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
+  try {
+    await server?.storage.close();
+    undoCreated();
+  } catch {
+    // What cannot be closed or removed stays; the start's own failure is what the line says.
+  }
   exitWith(`svcd: ${startFailureLine(error)}`, 2);
 }
 

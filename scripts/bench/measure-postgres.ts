@@ -11,20 +11,18 @@
  * of the body to the sink; timed from the first enqueue to the sink's last arrival. svcd's rows then
  * publish N more, delayed an hour: the publish path alone.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freshDatabase, testPostgres } from "../../test/helpers/postgres.ts";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "../../test/helpers/process.ts";
 import { closedLoop, wallNow } from "./load.ts";
 import { BODY, BODY_HEADERS } from "./payload.ts";
+import { ensurePeers, PEER_NODE, peerVersion, PEERS } from "./peers.ts";
 import type { SinkClient } from "./procs.ts";
 import { machineCpuTicks, processCpuMs, serverTreeCpuMs } from "./threads.ts";
 
 const TOKEN = "bench_pg_token";
-/** Node 22 from the `node` devDependency: pg-boss 12 and graphile-worker 0.18 want it. */
-export const NODE = new URL("../../node_modules/node/bin/node", import.meta.url).pathname;
-const DRIVERS = new URL("./", import.meta.url).pathname;
 
 export interface PostgresRow {
   label: string;
@@ -113,16 +111,18 @@ async function svcdRow(label: string, nodes: ServerProcess[], load: Load & { pos
   return { label, e2eMps, delivered: stats.count, publishRps: delayed.rps, cpu };
 }
 
-/** Runs a driver (scripts/bench/<file>) on Node 22 on a fresh database; its last stdout line is its result. */
-async function queueRow(label: string, file: string, load: Load & { postgres: number }): Promise<PostgresRow> {
+/**
+ * Runs a driver (scripts/bench/<file>, copied beside the peers it imports: peers.ts) on their
+ * Node 22 on a fresh database; its last stdout line is its result.
+ */
+async function queueRow(label: string, file: string, load: Load & { postgres: number; peers: string }): Promise<PostgresRow> {
   const { sink, messages, connections } = load;
-  if (!existsSync(NODE)) throw new Error(`${label}: ${NODE} is missing (npm install brings it: devDependency "node")`);
   const db = await freshDatabase();
   await sink.reset();
   const args = ["--db", db, "--sink", sink.url, "--messages", `${messages}`, "--connections", `${connections}`];
   args.push("--concurrency", "64");
   const meter = cpuMeter(load.postgres, []);
-  const proc = Bun.spawn([NODE, join(DRIVERS, file), ...args], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([PEER_NODE, join(load.peers, file), ...args], { stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), 600_000);
   const [out, err, code] = await Promise.all([
     new Response(proc.stdout).text(),
@@ -150,17 +150,7 @@ async function serverSettings(): Promise<Record<string, string>> {
   return out;
 }
 
-function versions(): Record<string, string> {
-  const of = (name: string) => {
-    try {
-      const file = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
-      return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
-    } catch {
-      return "not installed";
-    }
-  };
-  return { "pg-boss": of("pg-boss"), "graphile-worker": of("graphile-worker"), node: of("node") };
-}
+const versions = (): Record<string, string> => Object.fromEntries(Object.keys(PEERS).map((name) => [name, peerVersion(name)]));
 
 export async function measurePostgres(o: Load & { log: (text: string) => void }): Promise<PostgresResults> {
   const r: PostgresResults = {
@@ -207,7 +197,10 @@ export async function measurePostgres(o: Load & { log: (text: string) => void })
     });
     if (row) r.nodes[n - 1] = row;
   }
-  r.pgBoss = await attempt("pg-boss", () => queueRow("pg-boss", "pg-boss-run.mjs", { ...o, postgres }));
-  r.graphile = await attempt("graphile-worker", () => queueRow("graphile-worker", "graphile-run.mjs", { ...o, postgres }));
+  const peers = await attempt("the peers pg-boss and graphile-worker", () => ensurePeers(o.log));
+  r.versions = versions();
+  if (!peers) return r;
+  r.pgBoss = await attempt("pg-boss", () => queueRow("pg-boss", "pg-boss-run.mjs", { ...o, postgres, peers }));
+  r.graphile = await attempt("graphile-worker", () => queueRow("graphile-worker", "graphile-run.mjs", { ...o, postgres, peers }));
   return r;
 }

@@ -1,10 +1,11 @@
 /**
  * What the PostgreSQL queue drivers (pg-boss-run.mjs, graphile-run.mjs) share. They run on Node 22
- * (the `node` devDependency: pg-boss and graphile-worker want it), one driver per row, as two
+ * (the `node` package: pg-boss and graphile-worker want it), copied beside those three in
+ * .bench-peers/ (peers.ts installs them there), one driver per row, as two
  * processes like svcd's rows: this one runs the library's workers, a child of it (the same file with
  * --role produce) enqueues, as svcd's load generator publishes from a process of its own.
  *
- *   node scripts/bench/<driver>.mjs --db postgres://… --sink http://127.0.0.1:port \
+ *   .bench-peers/node_modules/node/bin/node .bench-peers/<driver>.mjs --db postgres://… --sink http://127.0.0.1:port \
  *        [--messages 20000] [--connections 64] [--concurrency 64]
  *
  * End to end: from the moment the producers are told to start (their first enqueue) to the last of

@@ -75,7 +75,7 @@ export function postgresSection(p: PostgresResults | undefined): string {
       `a fresh database per row; ${n0(p.messages)} messages of 1 KB per row, enqueued by ${p.connections} ` +
       "producers at once, each delivered as a POST of the body to the same sink; 64 deliveries under way " +
       `at once in every row. pg-boss and graphile-worker run on Node ${p.versions.node} (the \`node\` ` +
-      "devDependency), their producers in a Node process of their own.",
+      "package, installed with them into .bench-peers/), their producers in a Node process of their own.",
     "",
     "| Row | End to end msgs/s | svcd PostgreSQL 1 node / row | Publish (svcd, delayed) or enqueue (queues) per s | " +
       "CPU µs per message: PostgreSQL server | CPU µs per message: svcd (all nodes) | Cores idle meanwhile |",

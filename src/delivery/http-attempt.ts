@@ -1,4 +1,5 @@
 /** One HTTP attempt with a deadline, keeping at most `maxResponseBytes` of the answer body. */
+import { METHODS_FETCH_SENDS_NO_BODY, requestWithBody } from "./body-on-get.ts";
 
 export interface AttemptRequest {
   url: string;
@@ -17,8 +18,6 @@ export interface AttemptResult {
   body?: Uint8Array;
   error?: string;
 }
-
-const METHODS_WITHOUT_BODY = new Set(["GET", "HEAD"]);
 
 async function readBounded(response: Response, limit: number, signal: AbortSignal): Promise<Uint8Array> {
   if (!response.body) return new Uint8Array(0);
@@ -64,10 +63,15 @@ export async function performRequest(req: AttemptRequest): Promise<AttemptResult
   const signal = AbortSignal.timeout(Math.max(1, req.timeoutMs));
   let status: number | undefined;
   try {
+    if (req.body.length > 0 && METHODS_FETCH_SENDS_NO_BODY.has(req.method)) {
+      const answer = await requestWithBody(req, signal);
+      const ok = answer.status >= 200 && answer.status < 300;
+      return { status: answer.status, headers: ok && !req.headersOf2xx ? undefined : answer.headers, body: answer.body };
+    }
     const response = await fetch(req.url, {
       method: req.method,
       headers: req.headers,
-      body: METHODS_WITHOUT_BODY.has(req.method) || req.body.length === 0 ? undefined : req.body,
+      body: req.body.length === 0 ? undefined : req.body,
       redirect: "manual",
       signal,
       // Each delivery is its own request; keep-alive pools stay on, compression is the receiver's call.

@@ -30,6 +30,8 @@ export interface PublishInput {
   /** Set by the enqueue route; wins over any queue header. */
   queueName?: string;
   scheduleId?: string;
+  /** Set by `POST /v2/trigger` (workflows/trigger.ts): a caller without the SDK starts the run. */
+  restTrigger?: boolean;
 }
 
 export interface PublishedMessage {

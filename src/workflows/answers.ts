@@ -7,7 +7,7 @@ import type { RunStorage } from "./storage.ts";
 const NOT_A_WORKFLOW =
   "detected a non-workflow destination for trigger/invoke. make sure you are sending the request to the correct endpoint";
 
-/** The error a `POST /v2/trigger` run fails with when the endpoint's SDK did not take it over. */
+/** The error a `POST /v2/trigger` run fails with when the endpoint's SDK is older than 1.0. */
 const SDK_TOO_OLD = "trigger rest api is only usable with sdk versions after v1.0.0 major version";
 
 /**
@@ -15,17 +15,19 @@ const SDK_TOO_OLD = "trigger rest api is only usable with sdk versions after v1.
  * would not change the endpoint):
  * - a trigger (or an invoke's start) delivered to an endpoint that does not run the SDK would be
  *   "delivered" and the run would never move: every SDK answer carries `<Prefix>-Workflow-Sdk-Version`;
- * - a run started by `POST /v2/trigger` is taken over by the endpoint's SDK (1.0 or later), which
- *   triggers it again under the same id before it answers. An SDK before 1.0 answers as an SDK
- *   does without doing so: the run is still waiting for its SDK when the answer comes.
+ * - a run started by `POST /v2/trigger` needs an SDK from 1.0 on, whose every answer names its
+ *   version (`<Prefix>-Workflow-Sdk`). Asked to take a run over (`<Prefix>-Workflow-Unknown-Sdk`),
+ *   such an SDK triggers it again under the same id before it answers; an SDK before 1.0 answers
+ *   without doing so: the run is still waiting for its SDK when the answer comes.
  * The recorder asks inside the write that records the answer, which has the message's run loaded.
  */
 export function refuseNonWorkflowAnswer(names: WorkflowHeaderNames, runs: RunStorage) {
-  const header = names.sdkVersion.toLowerCase();
+  const answered = (outcome: DeliveryOutcome, header: string) =>
+    outcome.headers?.some(([name]) => name.toLowerCase() === header.toLowerCase()) ?? false;
   return (m: MessageRecord, outcome: DeliveryOutcome): string | undefined => {
     if (!m.workflow?.init || outcome.status === undefined || outcome.status < 200 || outcome.status >= 300) return undefined;
-    const answered = outcome.headers?.some(([name]) => name.toLowerCase() === header);
-    if (!answered) return NOT_A_WORKFLOW;
-    return runs.getRun(m.accountId, m.workflow.runId)?.awaitingSdk ? SDK_TOO_OLD : undefined;
+    if (!answered(outcome, names.sdkVersion)) return NOT_A_WORKFLOW;
+    const run = runs.getRun(m.accountId, m.workflow.runId);
+    return run?.awaitingSdk || (run?.restTriggered && !answered(outcome, names.sdk)) ? SDK_TOO_OLD : undefined;
   };
 }

@@ -50,6 +50,7 @@ export const RunDataJson = Type.Object({
       stepId: Type.Optional(Type.Number()),
     }),
   ),
+  restTriggered: Type.Optional(Type.Boolean()),
 });
 
 /** `workflow_waiters.data`: where the event goes and what the waiting step was. */

@@ -91,10 +91,13 @@ export interface RunRecord {
   dlqId?: string;
   failureFunction?: FailureFunction;
   /**
-   * Started by `POST /v2/trigger` (a caller without the SDK): the endpoint's SDK re-triggers the
-   * run with the same id, which then counts as the run's start, not as a duplicate.
+   * Started by `POST /v2/trigger` (a caller without the SDK) with `<Prefix>-Workflow-Unknown-Sdk`:
+   * the endpoint's SDK re-triggers the run with the same id, which then counts as the run's start,
+   * not as a duplicate.
    */
   awaitingSdk?: boolean;
+  /** Started by `POST /v2/trigger`: only an SDK from 1.0 on may answer its start (answers.ts). */
+  restTriggered?: boolean;
   /** Ended, but what it left behind (messages, waiters, an invoker) is not yet dealt with. */
   unsettled?: boolean;
 }

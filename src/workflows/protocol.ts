@@ -18,6 +18,8 @@ export function workflowHeaders(d: Dialect) {
     triggerBySdk: `${p}-Workflow-Trigger-By-Sdk`,
     unknownSdk: `${p}-Workflow-Unknown-Sdk`,
     sdkVersion: `${p}-Workflow-Sdk-Version`,
+    // Every answer of an SDK from 1.0 on names its version (`v1.3.3`); earlier SDKs' do not.
+    sdk: `${p}-Workflow-Sdk`,
     // The step a `context.call`'s answer belongs to (the SDK forwards them to its callback).
     stepId: `${p}-Workflow-StepId`,
     stepName: `${p}-Workflow-StepName`,

@@ -90,6 +90,7 @@ export class WorkflowPublishes {
       invoker: invoker ?? existing?.invoker,
       // Started for a caller without the SDK: the endpoint's SDK triggers it again, with the same id.
       awaitingSdk: !existing && m.headers.some(([name]) => name.toLowerCase() === this.names.unknownSdk.toLowerCase()),
+      restTriggered: existing?.restTriggered || input.restTrigger || undefined,
     };
     const entry = this.entryOf(run, m, "step", nowMs);
     if (existing) {

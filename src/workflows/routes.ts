@@ -88,6 +88,7 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
       responses: { 200: jsonContent(WorkflowLogsJson, "a page of runs") },
     });
   const runIdHeader = headerParam(names.runId, "the new run's id (default: a new `wfr_` id)");
+  const unknownSdkHeader = headerParam(names.unknownSdk, "`true`: the endpoint's SDK first takes the run over (one call more)");
 
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
@@ -220,7 +221,7 @@ export function workflowRoutes(ctx: AppContext, deps: WorkflowRouteDeps) {
         parse: "none",
         detail: apiDoc({
           summary: "Start a workflow run for a caller without the SDK",
-          parameters: [runIdHeader, ...settingParameters(ctx.dialect)],
+          parameters: [runIdHeader, unknownSdkHeader, ...settingParameters(ctx.dialect)],
           requestBody: rawBody("the run's initial payload"),
           responses: { 200: jsonContent(TriggeredRunJson, "the run") },
         }),

@@ -66,7 +66,7 @@ export interface WaiterRow {
   data: string;
 }
 
-type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk" | "rerunOf">;
+type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk" | "rerunOf" | "restTriggered">;
 type WaiterData = Pick<Waiter, "url" | "headers" | "timeoutUrl" | "timeoutBody" | "timeoutHeaders" | "timeout" | "step">;
 
 /** A waiter with the id its store gave it (`WaitStorage.delete` takes it). */
@@ -105,6 +105,7 @@ export function runRowOf(run: RunRecord) {
     failureFunction: run.failureFunction,
     awaitingSdk: run.awaitingSdk || undefined,
     rerunOf: run.rerunOf,
+    restTriggered: run.restTriggered || undefined,
   };
   return {
     account_id: run.accountId,

@@ -18,12 +18,11 @@ export function endRun(state: RunState, ending: RunEnding): RunState | null {
 }
 
 /**
- * What `context.invoke` resolves to once the invoked run ended: its result (a failed run's is the
- * failure function's answer), and both flags, always there, `false` unless the run ended so.
+ * What `context.invoke` resolves to once the invoked run ended: the result its function returned,
+ * and both flags, always there, `false` unless the run ended so. A failed or cancelled run has no
+ * result (the hosted service sends no body then: the SDK's own checks expect `body === undefined`).
  */
 export function invokeResult(run: RunRecord): { body?: string; isFailed: boolean; isCanceled: boolean } {
-  const isFailed = run.state === "RUN_FAILED";
-  const body =
-    run.state === "RUN_SUCCESS" ? run.result || undefined : isFailed ? run.failureFunction?.failResponse : undefined;
-  return { ...(body === undefined ? {} : { body }), isFailed, isCanceled: run.state === "RUN_CANCELED" };
+  const body = run.state === "RUN_SUCCESS" ? run.result || undefined : undefined;
+  return { ...(body === undefined ? {} : { body }), isFailed: run.state === "RUN_FAILED", isCanceled: run.state === "RUN_CANCELED" };
 }

@@ -29,10 +29,15 @@ export interface BatchTrigger {
   headers?: Record<string, string | string[]>;
 }
 
+/** The workflow protocol's version, which a step's delivery names (`<Prefix>-Workflow-Sdk-Version`). */
+const PROTOCOL_VERSION = "1";
+
 /**
- * Starts a run for a caller without the SDK (`POST /v2/trigger/{url}`): the endpoint is called with
- * `<Prefix>-Workflow-Unknown-Sdk` and the run's id, and its SDK starts the run as its own trigger
- * would, with the same id.
+ * Starts a run for a caller without the SDK (`POST /v2/trigger/{url}`). As the hosted service
+ * does, the endpoint gets the run's start as its first step, as if the SDK had triggered it; only
+ * when the request says `<Prefix>-Workflow-Unknown-Sdk: true` is the endpoint first called with
+ * that header and the run's id, and its SDK starts the run as its own trigger would, with the same
+ * id (one call more). Either way only an SDK from 1.0 on may answer the start (answers.ts).
  */
 export class TriggerService {
   constructor(
@@ -47,9 +52,19 @@ export class TriggerService {
     const runId = headers.get(this.names.runId) ?? `wfr_${randomBase58(21)}`;
     headers.set(this.names.runId, runId);
     headers.set(this.names.init, "true");
-    headers.set(`${this.dialect.prefix}-Forward-${this.names.unknownSdk}`, "true");
+    const forward = `${this.dialect.prefix}-Forward-`;
+    if (headers.get(this.names.unknownSdk)?.trim().toLowerCase() === "true") headers.set(forward + this.names.unknownSdk, "true");
+    else headers.set(forward + this.names.sdkVersion, PROTOCOL_VERSION);
     const { destination, query } = parseDestination(request.destination, this.dialect);
-    const { body } = await this.publisher.publish({ account, destination, headers, query, body: request.body, callerIp: request.callerIp });
+    const { body } = await this.publisher.publish({
+      account,
+      destination,
+      headers,
+      query,
+      body: request.body,
+      callerIp: request.callerIp,
+      restTrigger: true,
+    });
     const deduplicated = !Array.isArray(body) && body.deduplicated;
     return {
       workflowRunId: runId,

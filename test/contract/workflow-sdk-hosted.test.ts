@@ -48,8 +48,11 @@ describe("hosted details with the official workflow SDK", () => {
     expect(run.workflowState).toBe("RUN_SUCCESS");
     expect(run.steps.flatMap((g) => g.steps.map((s) => s.stepName))).toContain("succeeded");
     expect(got.ok).toEqual({ body: { doubled: 42 }, isFailed: false, isCanceled: false });
-    expect(got.failed).toMatchObject({ isFailed: true, isCanceled: false });
-    expect(got.canceled).toMatchObject({ isFailed: false, isCanceled: true });
+    // A failed or cancelled run hands back no body: the SDK's own examples check `body === undefined`.
+    expect(got.failed).toEqual({ body: undefined, isFailed: true, isCanceled: false });
+    expect((got.failed as { body?: unknown }).body).toBeUndefined();
+    expect(got.canceled).toEqual({ body: undefined, isFailed: false, isCanceled: true });
+    expect((got.canceled as { body?: unknown }).body).toBeUndefined();
   });
 
   test("a Promise.all group is one parallel entry of the log, each branch with its own state", async () => {
@@ -81,24 +84,26 @@ describe("hosted details with the official workflow SDK", () => {
     expect(byName.delegates).toMatchObject({ stepType: "Invoke", state: "STEP_SUCCESS", invokedWorkflowRunId: children[0]!.workflowRunId });
   });
 
-  test("POST /v2/trigger to an endpoint whose SDK is older than 1.0 fails the run, saying why", async () => {
-    // What an SDK before 1.0 answers a call it takes for a new run's first: 200 with the
-    // protocol header, without starting the run it was asked to take over.
+  test("POST /v2/trigger to an endpoint whose SDK is older than 1.0 fails the run, saying why, asked to take it over or not", async () => {
+    // What an SDK before 1.0 answers: 200 with the protocol header but without naming its version
+    // (`Upstash-Workflow-Sdk`), and without starting a run it was asked to take over.
     const seen: Array<string | null> = [];
     const url = w.route("/wf/old-sdk", (request) => {
       seen.push(request.headers.get("upstash-workflow-unknown-sdk"));
       return Response.json({ workflowRunId: "wfr_its_own", finishCondition: "success" }, { headers: { "Upstash-Workflow-Sdk-Version": "1" } });
     });
-    const res = await w.svc.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl" });
-    expect(res.status).toBe(200);
-    const { workflowRunId } = (await res.json()) as { workflowRunId: string };
-    await w.flush();
-    expect(seen).toEqual(["true"]);
-    const run = (await w.run(workflowRunId))!;
-    expect(run.workflowState).toBe("RUN_FAILED");
-    expect(run.steps[0]).toMatchObject({ type: "sequential", steps: [{ stepName: "init", stepType: "Initial", state: "STEP_SUCCESS", out: "from curl" }] });
-    const next = run.steps.find((g) => g.type === "next")!;
-    const errors = next.steps.flatMap((s) => ((s as { errors?: Array<{ error: string }> }).errors ?? []).map((e) => e.error));
-    expect(errors).toEqual(["trigger rest api is only usable with sdk versions after v1.0.0 major version"]);
+    for (const headers of [{}, { "Upstash-Workflow-Unknown-Sdk": "true" }] as Array<Record<string, string>>) {
+      const res = await w.svc.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", headers });
+      expect(res.status).toBe(200);
+      const { workflowRunId } = (await res.json()) as { workflowRunId: string };
+      await w.flush();
+      const run = (await w.run(workflowRunId))!;
+      expect(run.workflowState).toBe("RUN_FAILED");
+      expect(run.steps[0]).toMatchObject({ type: "sequential", steps: [{ stepName: "init", stepType: "Initial", state: "STEP_SUCCESS", out: "from curl" }] });
+      const next = run.steps.find((g) => g.type === "next")!;
+      const errors = next.steps.flatMap((s) => ((s as { errors?: Array<{ error: string }> }).errors ?? []).map((e) => e.error));
+      expect(errors).toEqual(["trigger rest api is only usable with sdk versions after v1.0.0 major version"]);
+    }
+    expect(seen).toEqual([null, "true"]);
   });
 });

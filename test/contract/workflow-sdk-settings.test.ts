@@ -2,8 +2,8 @@
  * What the hosted API does with a run beyond the SDK's own calls, with the official workflow SDK
  * serving the endpoint: `DELETE /v2/workflows/runs/{id}` cancels the run; the logs select runs by
  * `workflowRuns` and by their steps' states and trim bodies (`trimBody`); a failure function's call
- * in progress is cancelled; a run started by `POST /v2/trigger` keeps the trigger's settings once the
- * endpoint's SDK takes it over; a DLQ resume or restart overrides the failed run's settings. Routes
+ * in progress is cancelled; a run started by `POST /v2/trigger` keeps the trigger's settings, whether
+ * the endpoint's SDK takes it over or not; a DLQ resume or restart overrides the failed run's settings. Routes
  * and options the SDK's client does not have are asked with plain HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -152,7 +152,7 @@ describe("the failure function's call", () => {
   });
 });
 
-describe("a run started without the SDK keeps its trigger's settings after the SDK takes it over", () => {
+describe("a run started without the SDK keeps its trigger's settings, whether the SDK takes it over or not", () => {
   /** A workflow whose second step fails; every delivery's headers are kept. */
   function failingWorkflow(path: string) {
     const deliveries: Headers[] = [];
@@ -170,23 +170,26 @@ describe("a run started without the SDK keeps its trigger's settings after the S
     return { url, deliveries };
   }
 
-  for (const how of ["POST /v2/trigger/{url}", "POST /v2/batch/trigger"] as const) {
-    test(`${how}: retries, retry delay, label, flow control and failure callback apply to every step`, async () => {
+  const cases = (["POST /v2/trigger/{url}", "POST /v2/batch/trigger"] as const).flatMap((how) => [false, true].map((takeOver) => ({ how, takeOver })));
+  for (const { how, takeOver } of cases) {
+    const name = `${how.length}-${takeOver}`;
+    test(`${how}${takeOver ? ", taken over by the SDK" : ""}: retries, retry delay, label, flow control and failure callback apply to every step`, async () => {
       const failures: string[] = [];
-      const failureUrl = w.route(`/failure/${how.length}`, async (request) => {
+      const failureUrl = w.route(`/failure/${name}`, async (request) => {
         failures.push(await request.text());
         return new Response("noted");
       });
-      const { url, deliveries } = failingWorkflow(`/wf/rest-settings-${how.length}`);
-      const settings = {
+      const { url, deliveries } = failingWorkflow(`/wf/rest-settings-${name}`);
+      const settings: Record<string, string> = {
         "Upstash-Retries": "1",
         "Upstash-Retry-Delay": "5000",
-        "Upstash-Label": `rest-${how.length}`,
-        "Upstash-Flow-Control-Key": `rest-key-${how.length}`,
+        "Upstash-Label": `rest-${name}`,
+        "Upstash-Flow-Control-Key": `rest-key-${name}`,
         "Upstash-Flow-Control-Value": "parallelism=2",
         "Upstash-Failure-Callback": failureUrl,
         "Upstash-Forward-X-Tenant": "acme",
         "Content-Type": "text/plain",
+        ...(takeOver ? { "Upstash-Workflow-Unknown-Sdk": "true" } : {}),
       };
       const res =
         how === "POST /v2/trigger/{url}"
@@ -207,14 +210,16 @@ describe("a run started without the SDK keeps its trigger's settings after the S
       expect((await w.run(workflowRunId))!.workflowState).toBe("RUN_STARTED");
       await w.advance(1);
       const run = (await w.run(workflowRunId))!;
-      expect(run).toMatchObject({ workflowState: "RUN_FAILED", label: `rest-${how.length}`, flowControlKey: `rest-key-${how.length}` });
+      expect(run).toMatchObject({ workflowState: "RUN_FAILED", label: `rest-${name}`, flowControlKey: `rest-key-${name}` });
       expect(failures).toHaveLength(1);
       expect(run.failureFunction?.state).toBe("CALLBACK_SUCCESS");
       const failed = run.steps.find((g) => g.type === "next")!.steps[0] as { retries: number; retryDelay?: string; errors?: unknown[] };
       expect({ retries: failed.retries, retryDelay: failed.retryDelay, attempts: failed.errors?.length }).toEqual({ retries: 1, retryDelay: "5000", attempts: 2 });
 
-      // Every delivery carries the user's header once, and only its own delivery headers.
-      expect(deliveries.length).toBeGreaterThanOrEqual(4);
+      // The start (which runs "first"), "second" and its retry, after the SDK's hand-over when it
+      // takes the run over; every delivery carries the user's header once, and only its own
+      // delivery headers.
+      expect(deliveries.length).toBe(takeOver ? 4 : 3);
       for (const headers of deliveries) {
         expect(headers.get("x-tenant")).toBe("acme");
         expect(headers.get("upstash-message-id")).not.toContain(",");
@@ -228,7 +233,7 @@ describe("a run started without the SDK keeps its trigger's settings after the S
           expect(names.filter((n) => ["upstash-signature", "host", "content-length", "upstash-message-id"].includes(n))).toEqual([]);
         }
       const { messages } = await w.client.dlq.list({ filter: { workflowRunId } });
-      expect(messages[0]).toMatchObject({ label: `rest-${how.length}`, maxRetries: 1 });
+      expect(messages[0]).toMatchObject({ label: `rest-${name}`, maxRetries: 1 });
     });
   }
 });

@@ -1,6 +1,6 @@
 /**
  * How runs start and what travels with them, with the official workflow SDK: a caller without
- * the SDK starts a run with `POST /v2/trigger/{url}` and the endpoint's SDK takes it over; the
+ * the SDK starts a run with `POST /v2/trigger/{url}` and the endpoint's SDK runs it; the
  * user's headers of a trigger reach every later step and a `context.call`'s answer; a trigger
  * above a plan limit is refused with 412.
  */

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { freePort, freshDatabase } from "../helpers/postgres.ts";
 import { waitUntil } from "../helpers/wait.ts";
@@ -77,6 +78,13 @@ describe.skipIf(!!skipReason)(`the container image${skipReason ? ` (skipped: ${s
     expect(config.Entrypoint).toEqual(["/usr/local/bin/svcd"]);
     expect(config.Cmd ?? null).toBeNull();
     expect(config.Env).toEqual(expect.arrayContaining(["SVC_HOST=0.0.0.0", "SVC_DB=/data/svcd.sqlite"]));
+    // The OCI labels: the license, the version, the commit it was built from.
+    const revision = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: ROOT }).stdout.toString().trim();
+    expect(config.Labels).toMatchObject({
+      "org.opencontainers.image.licenses": "MIT",
+      "org.opencontainers.image.version": pkg.version,
+      "org.opencontainers.image.revision": revision,
+    });
     // podman shows the docker format's health check beside Config, docker inside it.
     expect((image.Healthcheck ?? config.Healthcheck).Test).toEqual(["CMD", "/usr/local/bin/svcd", "health"]);
     // Nothing but the binary, its libraries and a few files: no shell to run.

@@ -11,7 +11,8 @@ import { waitUntil } from "../helpers/wait.ts";
  * `node` subprocess, importing `svcd/verify` through the package's exports, and checks real
  * deliveries of both dialects (`Svc-Signature`, and `Upstash-Signature` with the issuer
  * `Upstash`). A relay in front of it passes one delivery on untouched and changes the body of
- * another, as a tampering proxy would.
+ * another, as a tampering proxy would. A second one, reached directly, gets deliveries whose method
+ * is GET or HEAD with a body: the body arrives, and matches the signature's claim.
  */
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -24,10 +25,30 @@ interface Verdict {
   reason: string | null;
 }
 
+/** Starts examples/node-receiver.mjs on a free port; its verdicts go to `verdicts`. */
+async function startReceiver(env: Record<string, string>, verdicts: Verdict[]) {
+  const account = s.ctx.accounts.all()[0]!;
+  const child = spawn(NODE!, ["examples/node-receiver.mjs", "0"], {
+    cwd: ROOT,
+    env: { ...process.env, SVC_CURRENT_SIGNING_KEY: account.currentSigningKey, SVC_NEXT_SIGNING_KEY: account.nextSigningKey, ...env },
+  });
+  const lines = createInterface({ input: child.stdout });
+  const port = new Promise<number>((resolve, reject) => {
+    child.on("exit", (code) => reject(new Error(`node receiver exited with ${code}`)));
+    lines.on("line", (line) => {
+      const listening = /^listening on (\d+)$/.exec(line);
+      if (listening) resolve(Number(listening[1]));
+      else verdicts.push(JSON.parse(line) as Verdict);
+    });
+  });
+  receivers.push(child);
+  return `http://127.0.0.1:${await port}`;
+}
+
 let s: TestServer;
 /** The same account's keys on a server of the other dialect: Upstash-Signature, issuer "Upstash". */
 let upstash: TestServer;
-let receiver: ChildProcessWithoutNullStreams;
+const receivers: ChildProcessWithoutNullStreams[] = [];
 const verdicts: Verdict[] = [];
 let relay: ReturnType<typeof Bun.serve>;
 let receiverUrl = "";
@@ -35,7 +56,6 @@ let receiverUrl = "";
 beforeAll(async () => {
   s = await startTestServer();
   upstash = await startTestServer({ config: { dialect: "upstash" } });
-  const account = s.ctx.accounts.all()[0]!;
   relay = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -46,30 +66,13 @@ beforeAll(async () => {
       return fetch(`${receiverUrl}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
     },
   });
-  receiver = spawn(NODE!, ["examples/node-receiver.mjs", "0"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      SVC_CURRENT_SIGNING_KEY: account.currentSigningKey,
-      SVC_NEXT_SIGNING_KEY: account.nextSigningKey,
-      // svcd delivers to the relay: that is the URL the signature names.
-      PUBLIC_URL: `http://127.0.0.1:${relay.port}`,
-    },
-  });
-  const lines = createInterface({ input: receiver.stdout });
-  const port = new Promise<number>((resolve, reject) => {
-    receiver.on("exit", (code) => reject(new Error(`node receiver exited with ${code}`)));
-    lines.on("line", (line) => {
-      const listening = /^listening on (\d+)$/.exec(line);
-      if (listening) resolve(Number(listening[1]));
-      else verdicts.push(JSON.parse(line) as Verdict);
-    });
-  });
-  receiverUrl = `http://127.0.0.1:${await port}`;
+  if (!NODE) return;
+  // svcd delivers to the relay: that is the URL the signature names.
+  receiverUrl = await startReceiver({ PUBLIC_URL: `http://127.0.0.1:${relay.port}` }, verdicts);
 });
 
 afterAll(async () => {
-  receiver?.kill();
+  for (const child of receivers) child.kill();
   relay?.stop(true);
   await s?.stop();
   await upstash?.stop();
@@ -99,4 +102,25 @@ testUnless(NODE ? null : "needs node on the PATH")("under Node, the verify modul
   // svcd saw the receiver's answers: delivered, and refused with 401 into the DLQ.
   expect((await waitForState(s, genuine, ["DELIVERED"])).at(-1)!.state).toBe("DELIVERED");
   expect((await waitForState(s, tampered, ["FAILED"])).at(-1)!.responseStatus).toBe(401);
+});
+
+testUnless(NODE ? null : "needs node on the PATH")("a GET or HEAD delivery carries its body, as the signature's body claim says", async () => {
+  const direct: Verdict[] = [];
+  const url = await startReceiver({}, direct);
+  const published: Record<string, string> = {};
+  for (const method of ["GET", "HEAD"]) {
+    const res = await s.api(`/v2/publish/${url}/lookup/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "Svc-Method": method, "Svc-Retries": "0" },
+      body: JSON.stringify({ query: "orders", method }),
+    });
+    expect(res.status).toBe(200);
+    published[method] = ((await res.json()) as { messageId: string }).messageId;
+  }
+  await waitUntil(() => direct.length >= 2, { what: "two verdicts from the node receiver" });
+  for (const method of ["GET", "HEAD"]) {
+    const messageId = published[method]!;
+    expect(direct.find((v) => v.messageId === messageId)).toEqual({ path: `/lookup/${method}`, messageId, verified: true, reason: null });
+    expect((await waitForState(s, messageId, ["DELIVERED"])).at(-1)!.state).toBe("DELIVERED");
+  }
 });

@@ -62,6 +62,16 @@ testUnless(NPM && NODE ? null : "no npm or node on PATH")("the installed package
   expect(platform).toMatchObject({ name: `@svcd/${HOST}`, version: pkg.version });
 });
 
+testUnless(NPM && NODE ? null : "no npm or node on PATH")("every package says it is MIT-licensed and ships the license's text", () => {
+  const license = readFileSync(join(ROOT, "LICENSE"), "utf8");
+  expect(license).toStartWith("MIT License\n");
+  expect(pkg.license).toBe("MIT");
+  for (const installed of ["node_modules/svcd", `node_modules/@svcd/${HOST}`]) {
+    expect(JSON.parse(readFileSync(join(project, installed, "package.json"), "utf8")).license).toBe("MIT");
+    expect(readFileSync(join(project, installed, "LICENSE"), "utf8")).toBe(license);
+  }
+});
+
 testUnless(NPM && NODE ? null : "no npm or node on PATH")("npx svcd --version runs the prebuilt binary and names package.json's version", async () => {
   const out = await run([NPM!, "exec", "--offline", "--", "svcd", "--version"], project);
   expect(out).toStartWith(`svcd ${pkg.version} (commit `);

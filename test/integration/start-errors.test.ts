@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "../helpers/process.ts";
@@ -19,9 +19,10 @@ interface Outcome {
 }
 
 /** Runs svcd to its exit; `uid` runs it as another user (file permissions do not bind root). */
-function runSvcd(args: string[], opts: { uid?: number; env?: Record<string, string> } = {}): Promise<Outcome> {
+function runSvcd(args: string[], opts: { uid?: number; env?: Record<string, string>; cwd?: string } = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(BUN, [MAIN, ...args], {
+      cwd: opts.cwd,
       env: { ...process.env, ...opts.env },
       stdio: ["ignore", "pipe", "pipe"],
       ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
@@ -84,6 +85,24 @@ describe("ports", () => {
     const line = expectOneLineExit2(await runSvcd(["--port", "18123", "--management-port", "18123", "--memory"]), "--management-port", "18123");
     expect(line).toContain("port of its own");
     expectOneLineExit2(await runSvcd(["--memory"], { env: { SVC_PORT: "18124", SVC_MANAGEMENT_PORT: "18124" } }), "18124");
+  });
+
+  test("a failed start creates nothing: no ./data/svcd.sqlite, no folder; an existing database stays", async () => {
+    const cwd = mkdtempSync(join(dir, "fresh-"));
+    expectOneLineExit2(await runSvcd(["--port", String(port)], { cwd }), `--port ${port}`, "already in use");
+    expect(readdirSync(cwd)).toEqual([]);
+    const nested = join(cwd, "a", "b", "svcd.sqlite");
+    expectOneLineExit2(await runSvcd(["--port", String(port), "--db", nested]), "already in use");
+    expect(readdirSync(cwd)).toEqual([]);
+
+    // A database that was there before the failed start is left as it was.
+    const kept = join(cwd, "kept.sqlite");
+    const owner = await spawnServer([BUN, MAIN, "--port", "0", "--db", kept]);
+    expect(await owner.stop()).toBe(0);
+    const before = readdirSync(cwd).sort();
+    expectOneLineExit2(await runSvcd(["--port", String(port), "--db", kept]), "already in use");
+    expect(readdirSync(cwd).sort()).toEqual(before);
+    expect(before).toContain("kept.sqlite");
   });
 
   test("an address that is not this machine's is named", async () => {

@@ -15,9 +15,9 @@ const BOB = account("bob");
 let s: TestServer;
 let rx: Receiver;
 
-// Answers like the SDK: every answer carries the protocol version, except on /plain.
+// Answers like the SDK: every answer carries the protocol version and the SDK's, except on /plain.
 const answerLikeTheSdk = (req: ReceivedRequest) =>
-  new Response("{}", { headers: req.path.startsWith("/plain") ? {} : { "Svc-Workflow-Sdk-Version": "1" } });
+  new Response("{}", { headers: req.path.startsWith("/plain") ? {} : { "Svc-Workflow-Sdk-Version": "1", "Svc-Workflow-Sdk": "v1.3.3" } });
 
 beforeAll(async () => {
   s = await startTestServer({ configFile: { accounts: [ALICE, BOB] } });
@@ -136,9 +136,29 @@ describe("workflow protocol, svc dialect", () => {
     );
   });
 
-  test("POST /v2/trigger starts a run for a caller without the SDK; the SDK's re-trigger with the same id is the run's start", async () => {
+  test("POST /v2/trigger starts a run for a caller without the SDK: the endpoint gets its start as its first step", async () => {
     const url = `${rx.url}/wf`;
-    const res = await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", token: ALICE.token });
+    const res = await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", token: ALICE.token, headers: { "Svc-Forward-X-Tenant": "acme" } });
+    expect(res.status).toBe(200);
+    const { workflowRunId } = await res.json();
+    await flush(s.api);
+    expect(rx.received).toHaveLength(1);
+    const [call] = rx.received;
+    expect(call!.headers.get("svc-workflow-unknown-sdk")).toBeNull();
+    expect(call!.headers.get("svc-workflow-sdk-version")).toBe("1");
+    expect(call!.headers.get("svc-workflow-runid")).toBe(workflowRunId);
+    expect(call!.headers.get("x-tenant")).toBe("acme");
+    expect(JSON.parse(call!.text).map((e: { body: string }) => decode(e.body))).toEqual(["from curl"]);
+    // The SDK runs its first step from there.
+    expect((await batch([step(workflowRunId, url, 1, "one")])).status).toBe(200);
+    await flush(s.api);
+    expect(JSON.parse(rx.received[1]!.text).map((e: { body: string }) => decode(e.body))).toEqual(["from curl", expect.stringContaining('"stepId":1')]);
+    expect((await runLog(workflowRunId)).workflowState).toBe("RUN_STARTED");
+  });
+
+  test("POST /v2/trigger with Svc-Workflow-Unknown-Sdk: the SDK's re-trigger with the same id is the run's start", async () => {
+    const url = `${rx.url}/wf`;
+    const res = await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", token: ALICE.token, headers: { "Svc-Workflow-Unknown-Sdk": "true" } });
     expect(res.status).toBe(200);
     const { workflowRunId, workflowCreatedAt } = await res.json();
     expect(workflowRunId).toStartWith("wfr_");
@@ -156,7 +176,7 @@ describe("workflow protocol, svc dialect", () => {
     expect(JSON.parse(rx.received[1]!.text)).toEqual([{ messageId: started.messageId, body: Buffer.from("from curl").toString("base64"), callType: "step" }]);
   });
 
-  test("POST /v2/trigger's settings stay the run's after the SDK's re-trigger; the delivery's own headers do not join it", async () => {
+  test("POST /v2/trigger's settings stay the run's after the SDK's re-trigger (asked for); the delivery's own headers do not join it", async () => {
     const url = `${rx.url}/wf`;
     const settings = {
       "Svc-Retries": "0",
@@ -165,6 +185,7 @@ describe("workflow protocol, svc dialect", () => {
       "Svc-Flow-Control-Value": "parallelism=1",
       "Svc-Failure-Callback": `${rx.url}/failure`,
       "Svc-Forward-X-Tenant": "acme",
+      "Svc-Workflow-Unknown-Sdk": "true",
     };
     // Like the SDK, the endpoint triggers the run again before it answers, forwarding every header of
     // the delivery but its workflow headers.

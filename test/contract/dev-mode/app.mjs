@@ -3,7 +3,8 @@
  * QSTASH_DEV=true (and QSTASH_DEV_PORT). `node app.mjs full` publishes with @upstash/qstash's
  * Client, verifies the delivery with its Receiver, and runs a workflow through @upstash/workflow's
  * serve() and Client; it prints one JSON line of what it saw. `node app.mjs probe` only asks the
- * SDK to find (or fetch) its dev server.
+ * SDK to find (or fetch) its dev server. `node app.mjs serve` only serves a workflow at /workflow
+ * (it greets `requestPayload.name`), prints `listening on <port>` and waits to be stopped.
  */
 import http from "node:http";
 import { Client, Receiver, startDevServer } from "@upstash/qstash";
@@ -12,6 +13,23 @@ import { Client as WorkflowClient, serve } from "@upstash/workflow";
 if (process.argv[2] === "probe") {
   await startDevServer();
   process.exit(0);
+}
+
+/** Hands a Node request to a fetch handler: the body byte for byte, as svcd signed it. */
+async function toFetch(handler, req, res, url) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const body = chunks.length ? Buffer.concat(chunks) : undefined;
+  const response = await handler(new Request(url, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : body }));
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+if (process.argv[2] === "serve") {
+  const { handler: greeting } = serve(async (context) => await context.run("greet", () => `hello ${context.requestPayload.name}`));
+  const server = http.createServer((req, res) => toFetch(greeting, req, res, `http://127.0.0.1:${server.address().port}${req.url}`));
+  server.listen(0, "127.0.0.1", () => console.log(`listening on ${server.address().port}`));
+  await new Promise(() => {});
 }
 
 const deadline = setTimeout(() => {
@@ -32,23 +50,17 @@ const { handler: workflow } = serve(async (context) => {
 });
 
 const server = http.createServer(async (req, res) => {
+  const url = `http://127.0.0.1:${server.address().port}${req.url}`;
+  if (req.url !== "/hook") return toFetch(workflow, req, res, url);
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   const body = Buffer.concat(chunks).toString();
-  const url = `http://127.0.0.1:${server.address().port}${req.url}`;
-  if (req.url === "/hook") {
-    const signature = req.headers["upstash-signature"];
-    const verified = await receiver.verify({ signature, body, url });
-    const tampered = await receiver.verify({ signature, body: body + " ", url }).catch(() => false);
-    seen.delivery = { body, verified, tampered };
-    res.end("ok");
-    resolveDelivery();
-    return;
-  }
-  const request = new Request(url, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : body });
-  const response = await workflow(request);
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
+  const signature = req.headers["upstash-signature"];
+  const verified = await receiver.verify({ signature, body, url });
+  const tampered = await receiver.verify({ signature, body: body + " ", url }).catch(() => false);
+  seen.delivery = { body, verified, tampered };
+  res.end("ok");
+  resolveDelivery();
 });
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const base = `http://127.0.0.1:${server.address().port}`;
