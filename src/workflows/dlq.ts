@@ -12,6 +12,7 @@ import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { compact } from "../messages/views.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { childOf } from "../model/trace.ts";
 import { joinRun } from "./headers.ts";
 import { overriddenConfig, readOverrides, type Overrides } from "./dlq-overrides.ts";
 import type { RunRecord } from "./model.ts";
@@ -160,7 +161,8 @@ export class WorkflowDlq {
         startedAt: now,
         durationMs: 0,
       };
-      lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId), now);
+      const trace = entry.message.trace && childOf(entry.message.trace);
+      lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId, trace), now);
       return run;
     });
     this.deps.wake();
@@ -265,6 +267,8 @@ export class WorkflowDlq {
       labels,
       callerIp: old.callerIp,
       config,
+      // The new run goes on in the failed run's trace.
+      trace: old.trace && childOf(old.trace),
     };
     // A named id may be taken (a generated one never is).
     if (overrides.runId !== undefined && this.deps.runs.getRun(run.accountId, run.runId)) throw badRequest(`workflow run ${run.runId} already exists`);
@@ -290,6 +294,7 @@ export class WorkflowDlq {
       retryDelayExpr: run.config.retryDelayExpr,
       flow: run.config.flow,
       failureCallback: run.config.failureCallback,
+      trace: run.trace && childOf(run.trace),
     };
   }
 }

@@ -66,7 +66,7 @@ export interface WaiterRow {
   data: string;
 }
 
-type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk">;
+type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk" | "trace">;
 type WaiterData = Pick<Waiter, "url" | "headers" | "timeoutUrl" | "timeoutBody" | "timeoutHeaders" | "timeout" | "step">;
 
 /** A waiter with the id its store gave it (`WaitStorage.delete` takes it). */
@@ -104,6 +104,7 @@ export function runRowOf(run: RunRecord) {
     invoker: run.invoker,
     failureFunction: run.failureFunction,
     awaitingSdk: run.awaitingSdk || undefined,
+    trace: run.trace,
   };
   return {
     account_id: run.accountId,
