@@ -40,6 +40,7 @@ const FILES = [
   "retention",
   "schedule-commit-failures",
   "signature-clock",
+  "tracing",
   "url-groups",
   "validation-messages",
 ].map((name) => `test/integration/${name}.test.ts`);

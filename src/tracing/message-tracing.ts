@@ -83,9 +83,9 @@ export class MessageTracing implements Tracing, BackgroundService {
 
   start(): void {}
 
-  /** Sends what is left, waiting at most a moment for the collector. */
-  async stop(): Promise<void> {
-    await withDeadline(this.provider.shutdown(), FLUSH_AT_STOP_MS);
+  /** Sends what is left, waiting for the collector until the stop's deadline, and at most a moment. */
+  async stop(deadline: number): Promise<void> {
+    await withDeadline(this.provider.shutdown(), Math.min(FLUSH_AT_STOP_MS, Math.max(0, deadline - Date.now())));
   }
 
   newMessage(incoming?: Headers): TraceContext {
