@@ -24,10 +24,10 @@ export function creationName(m: MessageRecord): string {
 /** The queue or URL Group a message goes through, else its URL (`messaging.destination.name`). */
 const destinationOf = (m: MessageRecord): string => m.queueName ?? m.topicName ?? m.url;
 
-/** `deliver <queue or URL Group>`, `callback`, `failure callback` or `workflow step`: no URL in a name (too many). */
+/** `deliver`, `deliver <queue or URL Group>`, `deliver callback` …: no URL in a name (too many of them). */
 export function attemptName(m: MessageRecord): string {
-  if (m.kind !== "message") return m.kind === "callback" ? "callback" : "failure callback";
-  if (m.workflow) return "workflow step";
+  if (m.kind !== "message") return `deliver ${m.kind === "callback" ? "callback" : "failure callback"}`;
+  if (m.workflow) return "deliver workflow step";
   const group = m.queueName ?? m.topicName;
   return group ? `deliver ${group}` : "deliver";
 }

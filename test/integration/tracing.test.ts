@@ -136,7 +136,7 @@ describe("tracing on", () => {
       const callbackAttempt = await otlp.span(spanOf(delivery.spanId), `of the ${name}'s attempt`);
       const made = await otlp.span(spanOf(callbackAttempt.parentSpanId!), `that made the ${name}`);
       expect(made).toMatchObject({ name, parentSpanId: attempt.spanId });
-      expect(callbackAttempt.name).toBe(name);
+      expect(callbackAttempt.name).toBe(`deliver ${name}`);
     }
   });
 
