@@ -58,6 +58,7 @@ const WORKFLOWS = [
   "contract/workflow-sdk-triggers",
   "contract/workflow-sdk-webhook",
   "contract/workflow-stats",
+  "contract/workflow-tracing",
   "integration/workflow-protocol",
 ].map((name) => `test/${name}.test.ts`);
 

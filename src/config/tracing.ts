@@ -74,7 +74,10 @@ export function tracingFromEnv(env: Env): TracingConfig | null {
   const exporters = set(env, "OTEL_TRACES_EXPORTER")?.toLowerCase().split(",").map((e) => e.trim());
   if (exporters?.includes("none")) return null;
   if (exporters && exporters.some((e) => e !== "otlp"))
-    throw new ConfigError("OTEL_TRACES_EXPORTER", `svcd exports traces over OTLP only: otlp or none (got "${env.OTEL_TRACES_EXPORTER}")`);
+    throw new ConfigError(
+      "OTEL_TRACES_EXPORTER",
+      `svcd exports traces over OTLP only: otlp or none (got "${env.OTEL_TRACES_EXPORTER}")`,
+    );
   for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
     const protocol = set(env, name);
     if (protocol && protocol !== "http/json" && protocol !== "http/protobuf")
@@ -103,7 +106,8 @@ export function tracingFromEnv(env: Env): TracingConfig | null {
     const raw = set(env, name);
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new ConfigError(name, `must be an integer of at least ${min} (got "${raw}")`);
+    if (!Number.isInteger(n) || n < min)
+      throw new ConfigError(name, `must be an integer of at least ${min} (got "${raw}")`);
     return n;
   };
   const maxQueueSize = count("OTEL_BSP_MAX_QUEUE_SIZE", 2048);

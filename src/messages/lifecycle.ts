@@ -103,8 +103,10 @@ export class MessageLifecycle {
     // it failed before its retries ran out (a non-retryable answer).
     this.sendCallback(m.callbackOnce ? { ...m, retried: m.maxRetries } : m, outcome, nowMs);
     // A failure callback reports a DLQ entry.
-    if (m.failureCallback && dlqId !== undefined)
-      this.accept(callbackMessage(m, m.failureCallback, "failure-callback", outcome, nowMs, dlqId, this.tracing?.fromAttempt(m)), nowMs);
+    if (m.failureCallback && dlqId !== undefined) {
+      const trace = this.tracing?.fromAttempt(m);
+      this.accept(callbackMessage(m, m.failureCallback, "failure-callback", outcome, nowMs, dlqId, trace), nowMs);
+    }
     return dlqId;
   }
 
@@ -118,7 +120,9 @@ export class MessageLifecycle {
   private sendCallback(m: MessageRecord, outcome: DeliveryOutcome, nowMs: number) {
     // A callback carries the destination's answer; an attempt that got none has nothing to carry,
     // unless it is the only callback the message will ever send (the caller waits for it).
-    if (m.callback && (outcome.status !== undefined || m.callbackOnce))
-      this.accept(callbackMessage(m, m.callback, "callback", outcome, nowMs, undefined, this.tracing?.fromAttempt(m)), nowMs);
+    if (m.callback && (outcome.status !== undefined || m.callbackOnce)) {
+      const trace = this.tracing?.fromAttempt(m);
+      this.accept(callbackMessage(m, m.callback, "callback", outcome, nowMs, undefined, trace), nowMs);
+    }
   }
 }
