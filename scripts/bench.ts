@@ -21,6 +21,7 @@ import { fillBacklogInProcess } from "./bench/backlog-fill.ts";
 import { BENCH } from "./bench/config.ts";
 import { deliveryRun, measureDelivery } from "./bench/measure-delivery.ts";
 import { measureDelay } from "./bench/measure-delay.ts";
+import { measureTracing } from "./bench/measure-tracing.ts";
 import { endToEndRun } from "./bench/measure-end-to-end.ts";
 import { measureFanout } from "./bench/measure-fanout.ts";
 import { measureLatency } from "./bench/measure-latency.ts";
@@ -242,6 +243,7 @@ await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delay
   }
 });
 
+await step("tracing on / off", async () => void (results.tracing = await measureTracing(sink, BENCH.tracingMessages)));
 await step("statistics", async () => void (results.statistics = await measureStatistics()));
 await step("start of the compiled binary", async () => void (results.start = await measureStart()));
 await step("PostgreSQL: svcd on 1–3 nodes and on SQLite, pg-boss, graphile-worker", async () => {

@@ -40,6 +40,7 @@ const FILES = [
   "retention",
   "schedule-commit-failures",
   "signature-clock",
+  "tracing",
   "url-groups",
   "validation-messages",
 ].map((name) => `test/integration/${name}.test.ts`);
@@ -60,6 +61,7 @@ const WORKFLOWS = [
   "contract/workflow-sdk-triggers",
   "contract/workflow-sdk-webhook",
   "contract/workflow-stats",
+  "contract/workflow-tracing",
   "integration/workflow-protocol",
   "integration/workflow-rerun-protocol",
 ].map((name) => `test/${name}.test.ts`);

@@ -125,7 +125,8 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   const { usage } = shared;
   const { recorder, pool, dispatcher } = engine;
   const services = new ServiceGroup(
-    [...storage.services, usage, recorder, pool, dispatcher, ...modules.flatMap((m) => m.services ?? [])],
+    // Tracing stops after the rest, with the spans of the last outcomes.
+    [...(shared.tracing ? [shared.tracing] : []), ...storage.services, usage, recorder, pool, dispatcher, ...modules.flatMap((m) => m.services ?? [])],
     ctx.log,
   );
   const runtime: RuntimeParts = { config, log: ctx.log, clock: ctx.clock, storage, engine, state, services, ...apps, ...telemetry };

@@ -37,6 +37,8 @@ export const BENCH = {
   delayMessages: size("DELAY_MESSAGES", 400, 100),
   /** Messages per row of the PostgreSQL comparison (svcd on 1–3 nodes and SQLite, pg-boss, graphile-worker). */
   postgresMessages: size("POSTGRES_MESSAGES", 20_000, 2_000),
+  /** Messages of each end-to-end run of the tracing rows (on and off, alternating). */
+  tracingMessages: size("TRACING_MESSAGES", 20_000, 2_000),
   /** Hard stop for the whole run, in seconds: the bench must exit by itself. */
-  deadlineSeconds: size("DEADLINE_SECONDS", 720, 300),
+  deadlineSeconds: size("DEADLINE_SECONDS", 780, 300),
 };

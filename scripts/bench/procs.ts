@@ -35,7 +35,7 @@ export interface Svcd {
  * waits for its "listening on" line.
  */
 export async function startSvcd(
-  opts: { dir?: string; extraArgs?: string[]; bunArgs?: string[]; root?: string; db?: string } = {},
+  opts: { dir?: string; extraArgs?: string[]; bunArgs?: string[]; root?: string; db?: string; env?: Record<string, string> } = {},
 ): Promise<Svcd> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "svcd-bench-"));
   // `db`: a PostgreSQL URL instead of a SQLite file in `dir`.
@@ -44,7 +44,7 @@ export async function startSvcd(
   // `root`: another checkout of svcd, to compare two versions on the same machine in one run.
   const proc = await spawnServer([BUN, ...(opts.bunArgs ?? []), join(opts.root ?? ROOT, "src/main.ts"), ...args], {
     cwd: ROOT,
-    env: { SVC_TOKEN: BENCH_TOKEN },
+    env: { SVC_TOKEN: BENCH_TOKEN, ...opts.env },
     timeoutMs: 60_000,
   });
   const pid = proc.proc.pid;

@@ -12,6 +12,7 @@ import type { PostgresResults } from "./measure-postgres.ts";
 import { postgresRows } from "./report-postgres.ts";
 import type { StartResult } from "./measure-start.ts";
 import type { StatisticsResult } from "./measure-statistics.ts";
+import type { TracingCost } from "./measure-tracing.ts";
 
 export interface Results {
   publish?: PublishThroughput & { delayed: LoadResult; delayedRatio: number };
@@ -33,6 +34,7 @@ export interface Results {
   statistics?: StatisticsResult;
   start?: StartResult;
   delay?: DelayAccuracy;
+  tracing?: TracingCost;
   postgres?: PostgresResults;
   /** CPU ms per thread of svcd during a phase, per 1,000 messages (= µs per message). */
   threads?: Record<string, Array<{ name: string; ms: number }>>;
@@ -217,7 +219,20 @@ export function rows(r: Results): Row[] {
       met: d.early === 0 && d.lost === 0 ? "n/a" : "no",
     });
   } else missing("8", "Delay accuracy", "failed");
+
   out.push(...postgresRows(r.postgres));
+  if (r.tracing) {
+    const t = r.tracing;
+    out.push({
+      id: "10",
+      measure: `Tracing on / off, end to end (${n0(t.messages)} messages, every span exported to a local OTLP/HTTP collector; medians of ${t.rounds} alternating rounds), msgs/s; CPU µs per message, all threads`,
+      svcd: `${n0(t.on.perSecond)}; ${n0(t.on.cpuUs)} µs`,
+      baseline: `${n0(t.off.perSecond)}; ${n0(t.off.cpuUs)} µs (tracing off)`,
+      result: `${n2(t.on.perSecond / t.off.perSecond)}; CPU ${n2(t.on.cpuUs / t.off.cpuUs)}×`,
+      target: "(report)",
+      met: "n/a",
+    });
+  } else missing("10", "Tracing on / off", "failed");
   return out;
 }
 

@@ -65,11 +65,13 @@ function createLifecycle(shared: Shared, extraListeners: MessageListener[]): Lif
     ...extraListeners,
   ]);
   logDeliveries(events, ctx.log);
+  shared.tracing?.observe(events);
   const lifecycle = new MessageLifecycle({
     store: stores.messages,
     events,
     admit: queueLanes.admit,
     deadLetters: workflowHooks.deadLetters(new DeadLetters(stores.dlq, storage.membership.dlqIds())),
+    tracing: ctx.tracing,
   });
   return { events, lifecycle, queueLanes, flowSettings, workflowHooks };
 }

@@ -11,6 +11,8 @@ import type { StorageEngine } from "../engines/engine.ts";
 import { openStorageEngine } from "../engines/open.ts";
 import { createFaultDomain } from "../faults/domain.ts";
 import { MetricsEngine } from "../metrics/engine.ts";
+import { buildInfo } from "../startup/build-info.ts";
+import { MessageTracing } from "../tracing/message-tracing.ts";
 
 /** What a caller may hand the server instead of what the configuration says (tests, openServer). */
 export interface SharedOptions {
@@ -45,6 +47,8 @@ export interface Shared {
    * each request, the metrics count what they injected.
    */
   faults: ReturnType<typeof createFaultDomain>;
+  /** OpenTelemetry tracing when the configuration turns it on (the `OTEL_*` variables). */
+  tracing?: MessageTracing;
 }
 
 /**
@@ -67,7 +71,8 @@ export function openShared(config: ServerConfig, options: SharedOptions): Shared
     hostedTokens,
     requestLimits,
   );
-  const ctx: AppContext = { config, clock, log, dialect, accounts, commit: storage.commit };
+  const tracing = config.tracing ? new MessageTracing(config.tracing, clock, log, buildInfo().version) : undefined;
+  const ctx: AppContext = { config, clock, log, dialect, accounts, commit: storage.commit, tracing };
   const usage = new MetricsEngine(storage.stores.rollups, clock, { log });
-  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: createFaultDomain(ctx, storage.stores.faults) };
+  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: createFaultDomain(ctx, storage.stores.faults), tracing };
 }

@@ -4,6 +4,7 @@ import type { LogFormat, LogLevel } from "../core/log.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { PLAN_NAMES, type PlanName } from "./plans.ts";
 import { applyDevMode, devFlagSpelling } from "./dev-mode.ts";
+import { tracingFromEnv, type TracingConfig } from "./tracing.ts";
 
 export class ConfigError extends Error {
   constructor(
@@ -53,6 +54,8 @@ export interface ServerConfig {
   metricsToken: string;
   /** The region svcd answers as: every delivery carries it (`Svc-Region`), so receivers pick its signing keys. */
   region: string;
+  /** OpenTelemetry tracing, from the standard `OTEL_*` variables; null: off. */
+  tracing: TracingConfig | null;
 }
 
 export const DEFAULT_ACCOUNT: DefaultAccountSeed = {
@@ -101,6 +104,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     publicUrl: null,
     metricsToken: DEFAULT_METRICS_TOKEN,
     region: DEFAULT_REGION,
+    tracing: null,
   };
 }
 
@@ -211,6 +215,7 @@ export function parseCommandLine(
     const value = env[name];
     if (value !== undefined && value !== "") config.defaultAccount[field] = value;
   }
+  config.tracing = tracingFromEnv(env);
   if (env.SVC_PLAN) config.defaultAccount.plan = oneOf(PLAN_NAMES)(env.SVC_PLAN, "SVC_PLAN");
   if (command === "dev") applyDevMode(config, env);
   // A health check of `svcd dev` started with QSTASH_DEV_PORT finds it on that port.
@@ -284,5 +289,8 @@ export function helpText(): string {
     "",
     "Default account (no --config): SVC_TOKEN, SVC_READONLY_TOKEN, SVC_CURRENT_SIGNING_KEY, SVC_NEXT_SIGNING_KEY,",
     "SVC_EMAIL, SVC_API_KEY, SVC_USER_ID, SVC_PLAN (free | payg | fixed) override its credentials.",
+    "",
+    "Tracing (OpenTelemetry, off unless an endpoint is set): OTEL_EXPORTER_OTLP_ENDPOINT or",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER(_ARG).",
   ].join("\n");
 }

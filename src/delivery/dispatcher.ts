@@ -7,6 +7,7 @@ import type { WakeSignal } from "../core/wake.ts";
 import type { ClaimOnInsert, MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageStorage } from "../messages/storage.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { Tracing } from "../model/trace.ts";
 import type { Transactor } from "../store/transactor.ts";
 import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
 import type { Maybe } from "../util/maybe.ts";
@@ -42,6 +43,8 @@ export interface DispatcherDeps {
   maxInFlight?: number;
   /** A fault a test's rule injects into this attempt (the faults domain decides; it goes with the job). */
   fault?: (m: MessageRecord) => JobFault | undefined;
+  /** Each attempt carries svcd's span for it in its `traceparent`. */
+  tracing?: Tracing;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { AccountRegistry } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Dialect } from "../core/dialect.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { Tracing } from "../model/trace.ts";
 import type { Maybe } from "../util/maybe.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
 import { buildJob } from "./job.ts";
@@ -23,6 +24,8 @@ export interface HandoverDeps {
   fault?: (m: MessageRecord) => JobFault | undefined;
   /** Delivery has not stopped. */
   running: () => boolean;
+  /** Each attempt carries svcd's span for it in its `traceparent`. */
+  tracing?: Tracing;
 }
 
 /**
@@ -48,14 +51,15 @@ export class WorkerHandover {
       return;
     }
     const fault = deps.fault?.(m);
+    const trace = deps.tracing?.attemptStarted(m, deps.clock.now());
     const body = deps.deliveryBody?.(m);
-    if (!(body instanceof Promise)) return deps.pool.submit(buildJob(m, account, this.wire, ticket, body, fault));
+    if (!(body instanceof Promise)) return deps.pool.submit(buildJob(m, account, this.wire, ticket, body, fault, trace));
     // Read after the claim (an engine that answers later): the attempt goes once it is read, unless
     // it was disowned (cancelled) or delivery stopped meanwhile (the message stays ACTIVE).
     body.then(
       (read) => {
         if (!deps.running() || !deps.inFlight.peek(ticket)) return;
-        deps.pool.submit(buildJob(m, account, this.wire, ticket, read, fault));
+        deps.pool.submit(buildJob(m, account, this.wire, ticket, read, fault, trace));
       },
       (error) => {
         if (!deps.inFlight.peek(ticket)) return;

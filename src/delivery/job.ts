@@ -2,6 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Dialect } from "../core/dialect.ts";
 import { laneKey } from "../flow-control/lane-key.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { traceHeaders, type TraceContext } from "../model/trace.ts";
 import type { DeliveryJob, JobFault } from "./worker-protocol.ts";
 
 /** The request a message becomes: its own headers plus the delivery headers (docs/messaging-api.md, Delivery). */
@@ -12,10 +13,11 @@ export function buildJob(
   ticket: number,
   body?: Uint8Array,
   fault?: JobFault,
+  trace?: TraceContext,
 ): DeliveryJob {
   const { dialect } = where;
   const p = dialect.prefix;
-  const headers: Array<[string, string]> = [...m.headers];
+  const headers: Array<[string, string]> = trace ? withTrace(m.headers, trace) : [...m.headers];
   headers.push(["User-Agent", dialect.userAgent]);
   headers.push([`${p}-Message-Id`, m.id]);
   headers.push([`${p}-Retried`, String(m.retried)]);
@@ -44,4 +46,17 @@ export function buildJob(
     flow: m.flow ? { ...m.flow, key: laneKey(m.accountId, m.flow.key) } : undefined,
     fault,
   };
+}
+
+/**
+ * The message's headers with svcd's span of the attempt as its trace context: a `traceparent` or
+ * `tracestate` the publisher forwarded is replaced (docs/operations.md, Tracing).
+ */
+function withTrace(headers: Array<[string, string]>, trace: TraceContext): Array<[string, string]> {
+  const kept = headers.filter(([name]) => {
+    const lower = name.toLowerCase();
+    return lower !== "traceparent" && lower !== "tracestate";
+  });
+  kept.push(...traceHeaders(trace));
+  return kept;
 }

@@ -4,6 +4,7 @@ import { newMessageId } from "../core/ids.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { childOf } from "../model/trace.ts";
 import { ConfigSource } from "../messages/config-source.ts";
 import { parsePublishOptions } from "../messages/options.ts";
 import type { DlqStorage } from "./storage.ts";
@@ -54,6 +55,8 @@ export class DlqService {
           labels: given("Label") ? overrides.labels : old.labels,
           redact: given("Redact-Fields") ? overrides.redact : old.redact,
           headers: mergeHeaders(old.headers, overrides.headers),
+          // A retry from the DLQ goes on in the message's own trace.
+          trace: this.ctx.tracing && (old.trace ? childOf(old.trace) : this.ctx.tracing.newMessage(headers)),
         };
         this.store.delete(account.id, dlqId);
         this.lifecycle.accept(fresh, now);

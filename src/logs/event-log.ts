@@ -1,6 +1,7 @@
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { redactBody, redactHeaders } from "../model/redact.ts";
+import { traceIdOf } from "../model/trace.ts";
 import type { EventRecord, EventState } from "./model.ts";
 import type { EventStorage } from "./storage.ts";
 
@@ -25,6 +26,7 @@ function entry(m: MessageRecord, state: EventState, atMs: number, extra: Partial
     failureCallback: m.failureCallback?.url,
     failureCallbackHeaders: m.failureCallback?.headers.length ? redactHeaders(m.failureCallback.headers, m.redact) : undefined,
     timeoutMs: m.timeoutMs,
+    traceId: m.trace && traceIdOf(m.trace),
     ...extra,
   };
 }

@@ -43,4 +43,6 @@ export interface EventRecord {
   timeoutMs?: number;
   /** An injected fault shaped this attempt (docs/test-double.md, Fault injection). */
   fault?: { kind: string; rule: string };
+  /** The message's trace (OpenTelemetry), while tracing is on. */
+  traceId?: string;
 }

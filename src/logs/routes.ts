@@ -46,6 +46,8 @@ function eventView(e: EventRecord) {
     retryDelayExpr: e.retryDelayExpr,
     // Only on attempts a test's fault rule shaped: an injected failure never passes for a real one.
     fault: e.fault,
+    // Only while tracing is on: the trace to look the message up by in a tracing UI.
+    traceId: e.traceId,
   });
 }
 

@@ -29,7 +29,7 @@ type EventData = Pick<
   EventRecord,
   | "error" | "nextDeliveryTime" | "endpointName" | "method" | "maxRetries" | "header" | "responseStatus" | "retryDelayExpr"
   | "responseHeaders" | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "timeoutMs"
-  | "fault"
+  | "fault" | "traceId"
 >;
 
 /** What readers rely on in the `data` column (the rest of EventData is optional and shown as stored). */
@@ -70,6 +70,7 @@ export function eventRowOf(e: EventRecord) {
     failureCallbackHeaders: e.failureCallbackHeaders,
     timeoutMs: e.timeoutMs,
     fault: e.fault,
+    traceId: e.traceId,
   };
   return {
     account_id: e.accountId,

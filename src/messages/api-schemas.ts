@@ -92,6 +92,7 @@ export const LogEventJson = Type.Object({
       { description: "svcd only: an injected fault (POST /__svc/faults) shaped this attempt" },
     ),
   ),
+  traceId: Opt(Type.String({ description: "svcd only: the message's OpenTelemetry trace id, while tracing is on" })),
 });
 
 const Cursor = Opt(Type.String({ description: "more entries: ask again with this cursor" }));

@@ -2,6 +2,7 @@ import { toBase64 } from "../util/base64.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { newMessageId } from "../core/ids.ts";
 import type { CallbackSpec, MessageRecord } from "../model/message.ts";
+import type { TraceContext } from "../model/trace.ts";
 import { headerMap } from "./views.ts";
 
 
@@ -36,6 +37,7 @@ export function callbackMessage(
   outcome: DeliveryOutcome,
   nowMs: number,
   dlqId?: string,
+  trace?: TraceContext,
 ): MessageRecord {
   const body = new TextEncoder().encode(JSON.stringify(callbackBody(source, outcome, dlqId)));
   const notBefore = nowMs + (spec.delayMs ?? 0);
@@ -65,5 +67,6 @@ export function callbackMessage(
     workflow: spec.workflow,
     // Its body carries the source's body and headers (sourceBody, sourceHeader): shown redacted too.
     redact: source.redact ? { body: true } : undefined,
+    trace,
   };
 }

@@ -1,6 +1,7 @@
 import type { MessageEvents } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { Tracing } from "../model/trace.ts";
 import { callbackMessage } from "./callbacks.ts";
 import type { MessageStorage } from "./storage.ts";
 
@@ -35,6 +36,8 @@ export interface LifecycleDeps {
   events: MessageEvents;
   admit: Admission;
   deadLetters: DeadLetterSink;
+  /** A callback continues the trace of the attempt that made it. */
+  tracing?: Tracing;
 }
 
 /**
@@ -47,8 +50,10 @@ export class MessageLifecycle {
   private readonly events: MessageEvents;
   private readonly admit: Admission;
   private readonly deadLetters: DeadLetterSink;
+  private readonly tracing: Tracing | undefined;
 
   constructor(deps: LifecycleDeps) {
+    this.tracing = deps.tracing;
     this.store = deps.store;
     this.events = deps.events;
     this.admit = deps.admit;
@@ -98,8 +103,10 @@ export class MessageLifecycle {
     // it failed before its retries ran out (a non-retryable answer).
     this.sendCallback(m.callbackOnce ? { ...m, retried: m.maxRetries } : m, outcome, nowMs);
     // A failure callback reports a DLQ entry.
-    if (m.failureCallback && dlqId !== undefined)
-      this.accept(callbackMessage(m, m.failureCallback, "failure-callback", outcome, nowMs, dlqId), nowMs);
+    if (m.failureCallback && dlqId !== undefined) {
+      const trace = this.tracing?.fromAttempt(m);
+      this.accept(callbackMessage(m, m.failureCallback, "failure-callback", outcome, nowMs, dlqId, trace), nowMs);
+    }
     return dlqId;
   }
 
@@ -113,7 +120,9 @@ export class MessageLifecycle {
   private sendCallback(m: MessageRecord, outcome: DeliveryOutcome, nowMs: number) {
     // A callback carries the destination's answer; an attempt that got none has nothing to carry,
     // unless it is the only callback the message will ever send (the caller waits for it).
-    if (m.callback && (outcome.status !== undefined || m.callbackOnce))
-      this.accept(callbackMessage(m, m.callback, "callback", outcome, nowMs), nowMs);
+    if (m.callback && (outcome.status !== undefined || m.callbackOnce)) {
+      const trace = this.tracing?.fromAttempt(m);
+      this.accept(callbackMessage(m, m.callback, "callback", outcome, nowMs, undefined, trace), nowMs);
+    }
   }
 }

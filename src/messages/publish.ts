@@ -192,6 +192,8 @@ export class PublishService {
       callback: o.callback,
       failureCallback: o.failureCallback,
       redact: o.redact,
+      // A schedule's trigger replays the headers of the request that created it: a trace of its own.
+      trace: this.ctx.tracing?.newMessage(input.scheduleId ? undefined : input.headers),
     };
   }
 }

@@ -44,6 +44,13 @@ export const RedactSpecJson = Type.Object({
   headers: Type.Optional(Type.Array(Type.String())),
 });
 
+/** A message's place in a distributed trace (model/trace.ts). */
+export const TraceContextJson = Type.Object({
+  span: Type.String(),
+  parentId: Type.Optional(Type.String()),
+  state: Type.Optional(Type.String()),
+});
+
 export const MessageExtraJson = Type.Object({
   timeoutMs: Type.Number(),
   retryDelayExpr: Type.Optional(Type.String()),
@@ -54,6 +61,7 @@ export const MessageExtraJson = Type.Object({
   callbackOnce: Type.Optional(Type.Boolean()),
   workflow: Type.Optional(WorkflowTagJson),
   redact: Type.Optional(RedactSpecJson),
+  trace: Type.Optional(TraceContextJson),
 });
 
 /** A DLQ entry's snapshot of its message: the message row without its body. */

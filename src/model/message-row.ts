@@ -33,6 +33,7 @@ export type MessageRow = {
 type Extra = Pick<
   MessageRecord,
   "timeoutMs" | "retryDelayExpr" | "endpointName" | "flow" | "callback" | "failureCallback" | "callbackOnce" | "workflow" | "redact"
+  | "trace"
 >;
 
 export function toRow(m: MessageRecord): MessageRow {
@@ -46,6 +47,7 @@ export function toRow(m: MessageRecord): MessageRow {
     callbackOnce: m.callbackOnce,
     workflow: m.workflow,
     redact: m.redact,
+    trace: m.trace,
   };
   return {
     id: m.id,

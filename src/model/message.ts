@@ -1,4 +1,5 @@
 import type { RedactSpec } from "./redact.ts";
+import type { TraceContext } from "./trace.ts";
 
 /** A message's flow-control settings: at most `parallelism` in flight and `rate` starts per `periodMs` for its key. */
 export interface FlowControl {
@@ -99,4 +100,6 @@ export interface MessageRecord {
   workflow?: WorkflowTag;
   /** Shown redacted wherever it is read back; delivered as is (model/redact.ts). */
   redact?: RedactSpec;
+  /** Its place in a distributed trace, while tracing is on (model/trace.ts). */
+  trace?: TraceContext;
 }

@@ -108,6 +108,7 @@ export const WorkflowRunLogJson = Type.Object({
   dlqId: Opt(Type.String()),
   label: Opt(Type.String({ description: "the first label" })),
   labels: Opt(Type.Array(Type.String())),
+  traceId: Opt(Type.String({ description: "svcd only: the run's OpenTelemetry trace id, while tracing is on" })),
 });
 
 export const WorkflowLogsJson = Type.Object({

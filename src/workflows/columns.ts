@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { CallbackSpecJson, FlowControlJson, HeaderPairs, RedactSpecJson } from "../model/columns.ts";
+import { CallbackSpecJson, FlowControlJson, HeaderPairs, RedactSpecJson, TraceContextJson } from "../model/columns.ts";
 import { FAILURE_CALLBACK_STATES } from "../model/message.ts";
 
 /** Schemas of the workflow tables' JSON columns, checked when a row is read back (store/json-column.ts). */
@@ -51,6 +51,7 @@ export const RunDataJson = Type.Object({
     }),
   ),
   restTriggered: Type.Optional(Type.Boolean()),
+  trace: Type.Optional(TraceContextJson),
 });
 
 /** `workflow_waiters.data`: where the event goes and what the waiting step was. */

@@ -10,6 +10,7 @@ import { callbackMessage } from "../messages/callbacks.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { compact } from "../messages/views.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
+import { childOf } from "../model/trace.ts";
 import { readOverrides, type Overrides } from "./dlq-overrides.ts";
 import type { RunRecord } from "./model.ts";
 import { NewRuns, type StartedRun } from "./new-runs.ts";
@@ -156,7 +157,8 @@ export class WorkflowDlq {
         startedAt: now,
         durationMs: 0,
       };
-      lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId), now);
+      const trace = entry.message.trace && childOf(entry.message.trace);
+      lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId, trace), now);
       return run;
     });
     this.deps.wake();

@@ -40,7 +40,7 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
   const names = workflowHeaders(ctx.dialect);
   const publishes = new WorkflowPublishes(runs, ctx.dialect, usage);
   const deliveries = new WorkflowDeliveries(runs, (id) => ctx.accounts.byId(id)?.limits.maxMessageSize ?? Infinity);
-  const endings = new RunEndings(runs, usage);
+  const endings = new RunEndings(runs, usage, ctx.tracing && { tracing: ctx.tracing, commit: ctx.commit });
   // Runs that fail inside a delivery's write settle in a write of their own, right after it.
   const settle = new SettleRequests(ctx.commit);
   const listener: MessageListener = new RunEvents(runs, dlq, endings, settle);

@@ -1,5 +1,6 @@
 import type { RedactSpec } from "../model/redact.ts";
 import type { CallbackSpec, FailureCallbackState, FlowControl } from "../model/message.ts";
+import type { TraceContext } from "../model/trace.ts";
 
 export type { FailureCallbackState, WorkflowTag } from "../model/message.ts";
 
@@ -100,6 +101,8 @@ export interface RunRecord {
   restTriggered?: boolean;
   /** Ended, but what it left behind (messages, waiters, an invoker) is not yet dealt with. */
   unsettled?: boolean;
+  /** The run's span in its trace (its steps are children of it), while tracing is on. */
+  trace?: TraceContext;
 }
 
 /** Where the delivery of a list entry's message stands (the run's log shows it). */

@@ -3,6 +3,7 @@ import { newMessageId, randomBase58 } from "../core/ids.ts";
 import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { childOf } from "../model/trace.ts";
 import { overriddenConfig, type Overrides } from "./dlq-overrides.ts";
 import { joinRun } from "./headers.ts";
 import type { CallType, RunRecord, StepEntry } from "./model.ts";
@@ -42,6 +43,8 @@ export class NewRuns {
       labels,
       callerIp: old.callerIp,
       config,
+      // The new run goes on in the old run's trace.
+      trace: old.trace && childOf(old.trace),
       ...extra,
     };
     // A named id may be taken (a generated one never is).
@@ -69,6 +72,7 @@ export class NewRuns {
       retryDelayExpr: run.config.retryDelayExpr,
       flow: run.config.flow,
       failureCallback: run.config.failureCallback,
+      trace: run.trace && childOf(run.trace),
     };
   }
 

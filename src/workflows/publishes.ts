@@ -5,6 +5,7 @@ import type { PublishOptions } from "../messages/options.ts";
 import type { PublishInput } from "../messages/publish.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
+import { isSampled, newSpanId, reparent, traceIdOf, traceparent, type TraceContext } from "../model/trace.ts";
 import { joinRun, failureCallbackOf, mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
 import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
 import { readWorkflowPublish, stepIdentityOf, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
@@ -91,7 +92,10 @@ export class WorkflowPublishes {
       // Started for a caller without the SDK: the endpoint's SDK triggers it again, with the same id.
       awaitingSdk: !existing && m.headers.some(([name]) => name.toLowerCase() === this.names.unknownSdk.toLowerCase()),
       restTriggered: existing?.restTriggered || input.restTrigger || undefined,
+      trace: existing?.trace ?? (m.trace && runSpanOf(m.trace)),
     };
+    // The trigger's message is the run's first child.
+    if (run.trace && m.trace) m.trace = reparent(m.trace, run.trace);
     const entry = this.entryOf(run, m, "step", nowMs);
     if (existing) {
       this.runs.saveRun(run);
@@ -140,6 +144,7 @@ export class WorkflowPublishes {
     if (!given("Failure-Callback")) m.failureCallback = c.failureCallback;
     if (!given("Redact-Fields")) m.redact = c.redact;
     m.headers = mergeHeaders(c.headers, m.headers);
+    if (run.trace) m.trace = joinRunTrace(m.trace, run.trace);
     this.runs.appendStep(this.entryOf(run, m, callType, nowMs));
     this.join(run, m, callType, false);
   }
@@ -155,6 +160,7 @@ export class WorkflowPublishes {
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;
+    if (run.trace) m.trace = joinRunTrace(m.trace, run.trace);
     if (!given("Redact-Fields")) m.redact = c.redact;
     if (!m.callback) return;
     m.callback = {
@@ -220,4 +226,17 @@ function readInvoke(body: Uint8Array): { payload: Uint8Array; invoker: Invoker }
       step: step as Record<string, unknown>,
     },
   };
+}
+
+/** A new run's span: in the trace its trigger continues (or starts), the trigger's parent its parent. */
+function runSpanOf(trigger: TraceContext): TraceContext {
+  return { span: traceparent(traceIdOf(trigger), newSpanId(), isSampled(trigger)), parentId: trigger.parentId, state: trigger.state };
+}
+
+/**
+ * A message of a run joins the run's span, unless its publish continued a trace of its own (the
+ * endpoint's instrumented client already links it to the delivery that ran the step).
+ */
+function joinRunTrace(t: TraceContext | undefined, run: TraceContext): TraceContext | undefined {
+  return t && !t.parentId ? reparent(t, run) : t;
 }

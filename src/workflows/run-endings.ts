@@ -2,6 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import { HttpError } from "../core/errors.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { Tracing } from "../model/trace.ts";
 import { headersOf, pairsOfMap } from "./headers.ts";
 import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
@@ -20,6 +21,8 @@ export class RunEndings {
   constructor(
     private readonly runs: RunStorage,
     private readonly usage: UsageRecorder,
+    /** The run's span is made once its end is committed. */
+    private readonly traced?: { tracing: Tracing; commit: { afterCommit(fn: (committed: boolean) => void): void } },
   ) {}
 
   /**
@@ -32,6 +35,12 @@ export class RunEndings {
     Object.assign(run, details, { state, completedAt: nowMs, unsettled: true });
     this.runs.saveRun(run);
     this.usage.count(run.accountId, METRIC[ending], 1, nowMs);
+    const { trace } = run;
+    if (this.traced && trace) {
+      const { tracing, commit } = this.traced;
+      const span = { runId: run.runId, url: run.url, state, createdAt: run.createdAt, completedAt: nowMs, labels: run.labels, trace };
+      commit.afterCommit((committed) => committed && tracing.runEnded(span));
+    }
     return true;
   }
 }

@@ -23,6 +23,7 @@ import {
   type StepLog,
 } from "./step-logs.ts";
 import { redactStepGroups } from "./redact-log.ts";
+import { traceIdOf } from "../model/trace.ts";
 
 export type StepLogGroup =
   | { type: "sequential"; steps: [StepLog] }
@@ -235,6 +236,7 @@ export function runLog(run: RunRecord, entries: StepEntry[], facts: RunLogFacts)
     rerunOf: run.rerunOf,
     dlqId: run.dlqId,
     ...labelFields(run.labels),
+    traceId: run.trace && traceIdOf(run.trace),
   });
 }
 

@@ -66,7 +66,7 @@ export interface WaiterRow {
   data: string;
 }
 
-type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk" | "rerunOf" | "restTriggered">;
+type RunData = Pick<RunRecord, "config" | "invoker" | "failureFunction" | "awaitingSdk" | "rerunOf" | "restTriggered" | "trace">;
 type WaiterData = Pick<Waiter, "url" | "headers" | "timeoutUrl" | "timeoutBody" | "timeoutHeaders" | "timeout" | "step">;
 
 /** A waiter with the id its store gave it (`WaitStorage.delete` takes it). */
@@ -106,6 +106,7 @@ export function runRowOf(run: RunRecord) {
     awaitingSdk: run.awaitingSdk || undefined,
     rerunOf: run.rerunOf,
     restTriggered: run.restTriggered || undefined,
+    trace: run.trace,
   };
   return {
     account_id: run.accountId,

@@ -24,6 +24,8 @@ export interface LogEntry {
   retryDelayExpression?: string;
   /** An injected fault (a rule at /__svc/faults) shaped this attempt. */
   fault?: { kind: string; rule: string };
+  /** The message's OpenTelemetry trace, when svcd traces (docs/operations.md, Tracing). */
+  traceId?: string;
 }
 
 export interface LogPage {

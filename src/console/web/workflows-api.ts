@@ -63,6 +63,8 @@ export interface WorkflowRun {
   dlqId?: string;
   label?: string;
   labels?: string[];
+  /** The run's OpenTelemetry trace, when svcd traces. */
+  traceId?: string;
 }
 
 /** A failed run's DLQ entry (`GET /v2/dlq?source=workflow`). */

@@ -57,6 +57,7 @@ export function MessageDetail({ id }: { id: string }) {
   if (!data) return <Loading />;
   const { timeline, pending, dlq } = data;
   const created = timeline.find((e) => e.state === "CREATED") ?? timeline[0];
+  const traceId = timeline.find((e) => e.traceId)?.traceId;
   const last = timeline[timeline.length - 1];
   const attempts = timeline.filter((e) => ATTEMPT_STATES.has(e.state) && (e.responseStatus !== undefined || e.error));
   const header = pending?.header ?? created?.header;
@@ -136,6 +137,7 @@ export function MessageDetail({ id }: { id: string }) {
               ["Callback", pending?.callback],
               ["Failure callback", pending?.failureCallback],
               ["Context", created ? <ContextTags e={{ ...created, labels: labelsOf(created) }} /> : undefined],
+              ["Trace", traceId ? <Mono>{traceId}</Mono> : undefined],
             ]}
           />
         </Card>

@@ -192,6 +192,7 @@ export function WorkflowRunDetail({ runId }: { runId: string }) {
               ["Rerun of", run.rerunOf ? <RerunSource run={run} /> : undefined],
               ["Invoked by", run.invoker ? <a class="mono" href={href(`/workflows/runs/${run.invoker.workflowRunId}`)}>{run.invoker.workflowRunId}</a> : undefined],
               ["DLQ entry", run.dlqId ? <a class="mono" href={href(`/dlq/${run.dlqId}`)}>{run.dlqId}</a> : undefined],
+              ["Trace", run.traceId ? <Mono>{run.traceId}</Mono> : undefined],
             ]}
           />
         </Card>
