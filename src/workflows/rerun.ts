@@ -52,7 +52,7 @@ export class WorkflowRerun {
       const { stepName, stepId } = start;
       const rerunOf = { workflowRunId: runId, workflowRunCreatedAt: source.createdAt, stepName, stepId };
       // A run the endpoint's SDK never took over (`POST /v2/trigger`) can be taken over by the new run's.
-      const run = newRuns.start(source, overrides, now, { rerunOf, awaitingSdk: source.awaitingSdk });
+      const run = newRuns.start(source, overrides, now, { rerunOf, awaitingSdk: source.awaitingSdk, restTriggered: source.restTriggered });
       const moved = kept.map((e) => movedTo(e, runId, run.runId));
       const last = moved.pop()!;
       for (const e of moved) runs.appendStep({ ...e, state: "DELIVERED", nextDeliveryAt: undefined });

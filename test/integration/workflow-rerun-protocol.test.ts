@@ -86,13 +86,21 @@ test("the new run's first delivery carries the kept list, its last entry as a ne
 test("a run started by POST /v2/trigger that its endpoint never took over is taken over by its rerun's, once the endpoint is fixed", async () => {
   const url = `${rx.url}/wf`;
   const sdk = { "Svc-Workflow-Sdk-Version": "1" };
-  // An SDK before 1.0 answers without triggering the run itself: the run fails at once.
-  const { workflowRunId } = await (await s.api(`/v2/trigger/${url}`, { method: "POST", body: "from curl", token: ALICE.token })).json();
+  // Started for a caller without the SDK (the endpoint's SDK is to take it over), and an SDK before
+  // 1.0 answers without triggering the run itself: the run fails at once.
+  const started = await s.api(`/v2/trigger/${url}`, {
+    method: "POST",
+    body: "from curl",
+    token: ALICE.token,
+    headers: { "Svc-Workflow-Unknown-Sdk": "true" },
+  });
+  const { workflowRunId } = await started.json();
   await flush(s.api);
   const failed = await (await s.api(`/v2/workflows/logs?workflowRunId=${workflowRunId}`, { token: ALICE.token })).json();
   expect(failed.runs[0].workflowState).toBe("RUN_FAILED");
 
-  // The endpoint now runs an SDK that takes the run over, as it does any run started for it.
+  // The endpoint now runs an SDK of 1.0 or later (it names itself) that takes the run over, as it
+  // does any run started for it.
   const retriggers: Array<{ messageId: string; url: string; deduplicated?: boolean }> = [];
   rx.setHandler(async (req) => {
     const runId = req.headers.get("svc-workflow-runid")!;
@@ -101,7 +109,7 @@ test("a run started by POST /v2/trigger that its endpoint never took over is tak
       Object.assign(again.headers, { "Svc-Workflow-Trigger-By-Sdk": "true" });
       retriggers.push(...(await (await batch([again])).json()));
     }
-    return new Response("{}", { headers: sdk });
+    return new Response("{}", { headers: { ...sdk, "Svc-Workflow-Sdk": "@upstash/workflow@v1.3.3" } });
   });
   const rerunId = (await (await rerun(workflowRunId, '{"fromStep":"init"}', ALICE.token)).json()).workflowRunId;
   await flush(s.api);
