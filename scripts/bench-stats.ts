@@ -19,7 +19,7 @@ const REQUESTS = 200;
 export async function benchStats(): Promise<{ p50: number; p99: number }> {
   const dir = mkdtempSync(join(tmpdir(), "svcd-bench-stats-"));
   const config: ServerConfig = { ...defaultConfig(dir), port: 0, dbPath: join(dir, "svcd.sqlite"), logLevel: "error" };
-  const server = createServer(config, { logger: silentLogger });
+  const server = await createServer(config, { logger: silentLogger });
   try {
     const running = await server.start();
     const account = config.defaultAccount;

@@ -1,6 +1,6 @@
 /**
- * One `bun build --compile` of svcd. The delivery worker, the WAL checkpointer and the PostgreSQL
- * writer are extra entry points so the binary can start their threads; the binary ignores any
+ * One `bun build --compile` of svcd. The delivery worker and the WAL checkpointer are extra entry
+ * points so the binary can start their threads; the binary ignores any
  * .env or bunfig.toml where it runs. Version, commit and build date are embedded for `svcd --version`.
  */
 import { $ } from "bun";
@@ -23,7 +23,7 @@ export async function buildStamp(): Promise<BuildStamp> {
 export async function compile(out: string, stamp: BuildStamp, target?: string): Promise<void> {
   const targetFlag = target ? [`--target=${target}`] : [];
   const defines = [`--define=SVCD_BUILD_COMMIT=${JSON.stringify(stamp.commit)}`, `--define=SVCD_BUILD_DATE=${JSON.stringify(stamp.date)}`];
-  await $`bun build --compile ${targetFlag} ${defines} --minify --sourcemap=none --no-compile-autoload-dotenv --no-compile-autoload-bunfig ./src/main.ts ./src/delivery/worker.ts ./src/engines/sqlite/checkpointer.ts ./src/engines/postgres/writer-thread.ts --outfile ${out}`.quiet();
+  await $`bun build --compile ${targetFlag} ${defines} --minify --sourcemap=none --no-compile-autoload-dotenv --no-compile-autoload-bunfig ./src/main.ts ./src/delivery/worker.ts ./src/engines/sqlite/checkpointer.ts --outfile ${out}`.quiet();
 }
 
 export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

@@ -32,7 +32,7 @@ export async function openServer(config: ServerConfig, options: ServerOptions = 
   const { log, clock } = loggerAndClock(config, options);
   const storage = options.storage ?? (await openAnyStorageEngine(config, log, clock));
   try {
-    return createServer(config, { ...options, logger: log, clock, storage });
+    return await createServer(config, { ...options, logger: log, clock, storage });
   } catch (error) {
     await storage.close();
     throw error;
@@ -63,7 +63,7 @@ export interface Server {
  * list them so), its background services started in this order after the message engine's.
  * A new domain is one more module here.
  */
-const DOMAINS: ReadonlyArray<(parts: Parts) => ComposedModule> = [
+const DOMAINS: ReadonlyArray<(parts: Parts) => ComposedModule | Promise<ComposedModule>> = [
   domains.signing,
   domains.messages,
   domains.dlq,
@@ -108,13 +108,13 @@ const RESET_ORDER = [
  * other nodes' changes, the HTTP apps and the background services.
  * Throws a ConfigError when the config file or one of its fixtures is invalid.
  */
-export function createServer(config: ServerConfig, options: ServerOptions = {}): Server {
-  const shared = openShared(config, options);
+export async function createServer(config: ServerConfig, options: ServerOptions = {}): Promise<Server> {
+  const shared = await openShared(config, options);
   const { ctx, storage } = shared;
-  const engine = createMessageEngine(shared, options.messageListeners ?? []);
+  const engine = await createMessageEngine(shared, options.messageListeners ?? []);
   const parts: Parts = { ...shared, engine, domains: createDomainServices(shared, engine) };
-  const modules = DOMAINS.map((module) => module(parts));
-  applyFixtures(parts);
+  const modules = await Promise.all(DOMAINS.map((module) => module(parts)));
+  await applyFixtures(parts);
   const resets = new ResetRegistry(ctx.commit, resetParts(modules));
   followOtherNodes(parts, modules);
   const state = new ServerState();
@@ -139,18 +139,21 @@ export function createServer(config: ServerConfig, options: ServerOptions = {}):
   };
 }
 
-/** Fixtures of the config file: queues and groups first, schedules may publish to them. */
-function applyFixtures({ ctx, storage, domains }: Parts): void {
+/** Fixtures of the config file, in one write: queues and groups first, schedules may publish to them. */
+async function applyFixtures({ ctx, storage, domains }: Parts): Promise<void> {
   const check = new FixtureChecker(ctx.config.configFile);
   const now = ctx.clock.now();
   const { queues, groups, schedules } = domains;
-  ctx.commit.nested(() => {
-    ctx.accounts.all().forEach((account, i) => {
+  // Nothing to store, no write: a start on a locked database (or a full disk) still answers reads.
+  const listed = ctx.accounts.all().some((a) => [a.source.queues, a.source.urlGroups, a.source.schedules].some((f) => f?.length));
+  if (!listed) return;
+  await ctx.commit.run(async (tx) => {
+    for (const [i, account] of ctx.accounts.all().entries()) {
       const base = `accounts[${i}]`;
-      applyQueueFixtures(account, base, queues, check, now);
-      applyUrlGroupFixtures(account, base, groups, check, now);
-      applyScheduleFixtures(account, base, { schedules, store: storage.stores.schedules, dialect: ctx.dialect }, check, now);
-    });
+      await applyQueueFixtures(tx, account, base, queues, check, now);
+      await applyUrlGroupFixtures(tx, account, base, groups, check, now);
+      await applyScheduleFixtures(tx, account, base, { schedules, store: storage.stores.schedules, dialect: ctx.dialect }, check, now);
+    }
   });
 }
 
@@ -173,6 +176,13 @@ function resetParts(modules: DomainModule[]): ResetPart[] {
 function followOtherNodes({ ctx, storage, wake }: Parts, modules: DomainModule[]): void {
   const { membership } = storage;
   membership.onDue((atMs) => wake.ring(atMs));
-  membership.watch("accounts", () => ctx.accounts.reloadKeys());
-  for (const [table, changed] of modules.flatMap((m) => m.watches ?? [])) membership.watch(table, changed);
+  // What follows a change may read the storage: a failure is logged (the next change reloads again).
+  const follow = (table: string, changed: () => void | Promise<void>) =>
+    membership.watch(table, () => {
+      Promise.resolve()
+        .then(changed)
+        .catch((error) => ctx.log.warn("following another node's change failed", { table, error: String(error) }));
+    });
+  follow("accounts", () => ctx.accounts.reloadKeys());
+  for (const [table, changed] of modules.flatMap((m) => m.watches ?? [])) follow(table, changed);
 }

@@ -6,6 +6,7 @@
  * A million HTTP publishes (or a million JS calls) would not fit the time budget. While filling,
  * nothing needs durability: no journal, no sync; the file is back in WAL mode for the server.
  */
+import { GroupCommit } from "../../src/engines/sqlite/group-commit.ts";
 import { statSync } from "node:fs";
 import { DEFAULT_ACCOUNT } from "../../src/config/config.ts";
 import { newMessageId } from "../../src/core/ids.ts";
@@ -38,7 +39,7 @@ export interface FillResult {
 const columnsOf = (db: ReturnType<typeof openDatabase>, table: string) =>
   db.query<{ name: string }, []>(`PRAGMA table_info(${table})`).all().map((c) => c.name);
 
-export function fillBacklog(dbPath: string, messages: number, destination: string): FillResult {
+export async function fillBacklog(dbPath: string, messages: number, destination: string): Promise<FillResult> {
   const t0 = performance.now();
   const db = openDatabase(dbPath);
   migrate(db, MIGRATIONS);
@@ -48,8 +49,8 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
   const bodies = new SharedBodies(db);
   const lifecycle = new MessageLifecycle({
     store: new SqliteMessageStore(db, bodies),
-    events: new MessageEvents({ afterCommit: (fn) => fn(true) }, silentLogger, [eventLogListener(new SqliteEventStore(db, bodies))]),
-    admit: () => {},
+    events: new MessageEvents(silentLogger, [eventLogListener(new SqliteEventStore(db, bodies))]),
+    admit: async () => {},
     deadLetters: new DeadLetters(new SqliteDlqStore(db)),
   });
   const now = Date.now();
@@ -70,7 +71,8 @@ export function fillBacklog(dbPath: string, messages: number, destination: strin
     body: BODY,
     timeoutMs: 2 * 3600 * 1000,
   };
-  db.transaction(() => lifecycle.accept(template, now))();
+  // The template is stored in one write of a group commit of its own, as a server stores it.
+  await new GroupCommit(db).run((tx) => lifecycle.accept(tx, template, now));
 
   // Copies keep the template's time prefix and get a sequence number: unique, in id order.
   const idExpr = "substr($template, 1, 12) || printf('%018d', s.i)";
@@ -138,5 +140,5 @@ export async function fillBacklogInProcess(dbPath: string, messages: number, des
 
 if (import.meta.main) {
   const [dbPath, messages, destination] = process.argv.slice(2);
-  process.stdout.write(JSON.stringify(fillBacklog(dbPath!, Number(messages), destination!)));
+  process.stdout.write(JSON.stringify(await fillBacklog(dbPath!, Number(messages), destination!)));
 }

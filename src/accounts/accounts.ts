@@ -6,7 +6,7 @@ import { DEFAULT_PLANS, type PlanLimits, type PlanName } from "../config/plans.t
 import { acceptedTokens, hostedToken } from "./hosted-token.ts";
 import type { AccountRow, AccountStorage } from "./storage.ts";
 import type { RequestLimits } from "./rate-limits.ts";
-import type { Transactor } from "../store/transactor.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 
 export interface Account {
   /** The messaging user id; also the owner id of every row the account has. */
@@ -52,18 +52,27 @@ export class AccountRegistry {
   private readonly credentials: Credentials[] = [];
   private readonly byIdMap = new Map<string, Account>();
 
-  constructor(
+  private constructor(
     private readonly store: AccountStorage,
-    /** The group commit: the accounts are stored at start, and key rotations are writes. */
-    private readonly commit: Pick<Transactor, "nested" | "afterCommit">,
+    /** The plans' burst and daily limits (none when absent). */
+    private readonly requestLimits: RequestLimits | undefined,
+  ) {}
+
+  /**
+   * The configured accounts, stored at start (each account that changed in a write of its own,
+   * through the group commit `commit`).
+   */
+  static async open(
+    store: AccountStorage,
+    commit: Pick<Transactor, "run">,
     entries: AccountConfig[],
     planOverrides: ConfigFile["plans"] = {},
     /** The hosted dialect: tokens are also accepted in the hosted service's shape (see hosted-token.ts). */
     hostedTokens = false,
-    /** The plans' burst and daily limits (none when absent). */
-    private readonly requestLimits?: RequestLimits,
-  ) {
-    const stored = new Map(store.all().map((row) => [row.id, row]));
+    requestLimits?: RequestLimits,
+  ): Promise<AccountRegistry> {
+    const registry = new AccountRegistry(store, requestLimits);
+    const stored = new Map((await store.all()).map((row) => [row.id, row]));
     for (const entry of entries) {
       const plan = entry.plan ?? "payg";
       const configuredKeys = JSON.stringify([entry.currentSigningKey ?? null, entry.nextSigningKey ?? null]);
@@ -82,27 +91,31 @@ export class AccountRegistry {
       };
       // An unchanged account is not written: a restart with the same config works on a full disk.
       // Another node starting at once may have stored it first: its keys are the ones kept.
-      const row = previous && sameRow(previous, configured) ? previous : commit.nested(() => store.upsert(configured));
-      const current = row.current_signing_key;
-      const next = row.next_signing_key;
-      const account: Account = {
-        id: entry.userId,
-        email: entry.email,
-        plan,
-        limits: planLimits(plan, planOverrides),
-        currentSigningKey: current,
-        nextSigningKey: next,
-        source: entry,
-        readOnlyToken: entry.readOnlyToken ?? derivedReadOnlyToken(entry.token),
-      };
-      this.byIdMap.set(account.id, account);
-      this.credentials.push({
-        account,
-        tokenHashes: acceptedTokens(entry.token, entry.userId, hostedTokens).map(sha256),
-        readOnlyHashes: acceptedTokens(account.readOnlyToken, entry.userId, hostedTokens).map(sha256),
-        basicHash: sha256(`${entry.email}:${entry.apiKey}`),
-      });
+      const row =
+        previous && sameRow(previous, configured) ? previous : await commit.run((tx) => store.upsert(tx, configured));
+      registry.add(entry, plan, row, planLimits(plan, planOverrides), hostedTokens);
     }
+    return registry;
+  }
+
+  private add(entry: AccountConfig, plan: PlanName, row: AccountRow, limits: PlanLimits, hostedTokens: boolean): void {
+    const account: Account = {
+      id: entry.userId,
+      email: entry.email,
+      plan,
+      limits,
+      currentSigningKey: row.current_signing_key,
+      nextSigningKey: row.next_signing_key,
+      source: entry,
+      readOnlyToken: entry.readOnlyToken ?? derivedReadOnlyToken(entry.token),
+    };
+    this.byIdMap.set(account.id, account);
+    this.credentials.push({
+      account,
+      tokenHashes: acceptedTokens(entry.token, entry.userId, hostedTokens).map(sha256),
+      readOnlyHashes: acceptedTokens(account.readOnlyToken, entry.userId, hostedTokens).map(sha256),
+      basicHash: sha256(`${entry.email}:${entry.apiKey}`),
+    });
   }
 
   /**
@@ -157,8 +170,8 @@ export class AccountRegistry {
   }
 
   /** Another process rotated keys: every account takes the keys stored now. */
-  reloadKeys(): void {
-    for (const row of this.store.all()) {
+  async reloadKeys(): Promise<void> {
+    for (const row of await this.store.all()) {
       const account = this.byIdMap.get(row.id);
       if (!account) continue;
       account.currentSigningKey = row.current_signing_key;
@@ -170,11 +183,11 @@ export class AccountRegistry {
    * Inside a write: next becomes current and a new next is made, from the keys stored now (a
    * rotation through another node meanwhile counts). This node signs with them once committed.
    */
-  rotateKeys(account: Account): { current: string; next: string } {
-    const row = this.store.rotateKeys(account.id, newSigningKey());
+  async rotateKeys(tx: WriteTx, account: Account): Promise<{ current: string; next: string }> {
+    const row = await this.store.rotateKeys(tx, account.id, newSigningKey());
     if (!row) throw new Error(`account ${account.id} is not stored`);
     const keys = { current: row.current_signing_key, next: row.next_signing_key };
-    this.commit.afterCommit((committed) => {
+    tx.afterCommit((committed) => {
       if (!committed) return;
       account.currentSigningKey = keys.current;
       account.nextSigningKey = keys.next;
@@ -185,10 +198,15 @@ export class AccountRegistry {
 
 /** A plan's limits with the config file's overrides; `null` there means no limit. */
 function planLimits(plan: PlanName, overrides: ConfigFile["plans"]): PlanLimits {
-  const merged = { ...DEFAULT_PLANS[plan] } as Record<string, unknown>;
-  for (const [key, value] of Object.entries(overrides?.[plan] ?? {})) merged[key] = value === null ? Infinity : value;
-  return merged as unknown as PlanLimits;
+  const merged: PlanLimits = { ...DEFAULT_PLANS[plan] };
+  for (const [key, value] of Object.entries(overrides?.[plan] ?? {})) {
+    if (isLimit(merged, key)) merged[key] = value === null || value === undefined ? Infinity : value;
+  }
+  return merged;
 }
+
+/** A plan's numeric limit by name (the config file's schema allows only those). */
+const isLimit = (limits: PlanLimits, key: string): key is Exclude<keyof PlanLimits, "index"> => key in limits && key !== "index";
 
 function sameRow(a: AccountRow, b: AccountRow): boolean {
   return (Object.keys(b) as Array<keyof AccountRow>).every((key) => a[key] === b[key]);

@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.ts";
 import { HttpError } from "../core/errors.ts";
 import type { MessageListener } from "../model/events.ts";
-import type { Transactor } from "../store/transactor.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { RequestCountStorage } from "./storage.ts";
 
 /** What the rate limits read of an account: its id and its plan's two limits (`Infinity`: none). */
@@ -28,7 +28,6 @@ export class RequestLimits {
   constructor(
     private readonly clock: Clock,
     private readonly counts: RequestCountStorage,
-    private readonly commit: Pick<Transactor, "afterCommit">,
   ) {}
 
   /** Throws (or rejects with) the 429 this request meets, else counts it against the burst limit. */
@@ -38,9 +37,7 @@ export class RequestLimits {
     const limit = account.limits.burstPerSecond;
     if (!Number.isFinite(limit)) return;
     const second = Math.floor(this.clock.now() / 1000);
-    const counted = this.counts.countRequest(account.id, second);
-    if (typeof counted === "number") return checkBurst(counted, limit, second);
-    return counted.then((n) => checkBurst(n, limit, second));
+    return this.counts.countRequest(account.id, second).then((n) => checkBurst(n, limit, second));
   }
 
   /** A publishing request: 429 when the day is full as this node last saw it (the write checks exactly). */
@@ -59,20 +56,25 @@ export class RequestLimits {
    */
   listener(accounts: { byId(id: string): Limited | undefined }): MessageListener {
     return {
-      created: ({ message, atMs }) => {
+      // Only a message of a limited account costs a promise.
+      created: ({ message, atMs }, tx) => {
         if (message.kind !== "message") return;
         const account = accounts.byId(message.accountId);
         const limit = account?.limits.maxMessagesPerDay ?? Infinity;
         if (!account || !Number.isFinite(limit)) return;
-        const day = Math.floor(atMs / DAY_MS);
-        const before = this.counts.addMessages(account.id, day, 1);
-        if (before >= limit) throw dayFull(limit, day);
-        this.commit.afterCommit((committed) => {
-          const seen = this.daySeen.get(account.id);
-          if (committed && (seen?.day !== day || seen.count <= before)) this.daySeen.set(account.id, { day, count: before + 1 });
-        });
+        return this.countMessage(tx, account.id, Math.floor(atMs / DAY_MS), limit);
       },
     };
+  }
+
+  private async countMessage(tx: WriteTx, accountId: string, day: number, limit: number): Promise<void> {
+    const before = await this.counts.addMessages(tx, accountId, day, 1);
+    if (before >= limit) throw dayFull(limit, day);
+    tx.afterCommit((committed) => {
+      const seen = this.daySeen.get(accountId);
+      if (!committed || (seen?.day === day && seen.count > before)) return;
+      this.daySeen.set(accountId, { day, count: before + 1 });
+    });
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Placeholder, SqlStatement } from "../store/patch.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /** An account as stored (every engine stores the same columns). */
 export type AccountRow = {
@@ -12,17 +13,17 @@ export type AccountRow = {
   configured_keys: string;
 };
 
-/** The accounts and their keys, as every engine keeps them (read at start, written inside writes). */
+/** The accounts and their keys, as every engine keeps them (read outside writes, written inside writes). */
 export interface AccountStorage {
-  all(): AccountRow[];
+  all(): Promise<AccountRow[]>;
   /**
    * Stores the account as configured; keys already stored stay while the configured keys are the
    * same (a rotation survives a restart, and two nodes starting at once keep one pair). Returns
    * the row as stored.
    */
-  upsert(row: AccountRow): AccountRow;
+  upsert(tx: WriteTx, row: AccountRow): Promise<AccountRow>;
   /** Next becomes current and `next` the new next, from the keys stored now; undefined: no such account. */
-  rotateKeys(id: string, next: string): AccountRow | undefined;
+  rotateKeys(tx: WriteTx, id: string, next: string): Promise<AccountRow | undefined>;
 }
 
 const KEPT_WHILE_CONFIGURED = (column: string) =>
@@ -56,12 +57,12 @@ export interface RequestCountStorage {
    * Outside writes: counts one request of the account in `second` and answers how many that second
    * holds now, this one and every node's included.
    */
-  countRequest(accountId: string, second: number): number | Promise<number>;
+  countRequest(accountId: string, second: number): Promise<number>;
   /**
    * Inside a write: adds `n` messages to the account's UTC day `day` (a day gone starts anew) and
    * answers how many the day held before them, every node's included. Rolled back with the write.
    */
-  addMessages(accountId: string, day: number, n: number): number;
+  addMessages(tx: WriteTx, accountId: string, day: number, n: number): Promise<number>;
 }
 
 /** What a request window counts: requests of a second (burst), messages of a UTC day (daily). */

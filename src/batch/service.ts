@@ -26,7 +26,7 @@ type BatchElement = Static<typeof BatchElement>;
 export type BatchAnswer = PublishedMessage | PublishedMessage[] | { error: string };
 
 type Prepared =
-  | { ok: true; input: PublishInput; plan: ReturnType<PublishService["prepare"]>; allOrNothing: boolean }
+  | { ok: true; input: PublishInput; plan: Awaited<ReturnType<PublishService["prepare"]>>; allOrNothing: boolean }
   | { ok: false; error: HttpError; allOrNothing: boolean };
 
 /**
@@ -47,7 +47,7 @@ export class BatchService {
 
   async publish(account: Account, elements: unknown[], callerIp: string | undefined): Promise<BatchAnswer[]> {
     if (elements.length > MAX_BATCH) throw badRequest(`invalid batch: at most ${MAX_BATCH} messages per request`);
-    const prepared = elements.map((element, i) => this.prepare(account, element, i, callerIp));
+    const prepared = await Promise.all(elements.map((element, i) => this.prepare(account, element, i, callerIp)));
     const refused = prepared.find((p) => !p.ok && p.allOrNothing);
     if (refused && !refused.ok) throw refused.error;
     const now = this.ctx.clock.now();
@@ -55,7 +55,8 @@ export class BatchService {
       prepared.map(async (p): Promise<BatchAnswer> => {
         if (!p.ok) return { error: p.error.message };
         try {
-          const stored = await this.ctx.commit.run(() => this.publisher.store(p.plan.messages, p.plan.options, p.input, now));
+          const { messages, options } = p.plan;
+          const stored = await this.ctx.commit.run((tx) => this.publisher.store(tx, messages, options, p.input, now));
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {
           // A refused element answers in its place; storage that failed answers for the whole
@@ -69,7 +70,7 @@ export class BatchService {
     return answers;
   }
 
-  private prepare(account: Account, element: unknown, i: number, callerIp: string | undefined): Prepared {
+  private async prepare(account: Account, element: unknown, i: number, callerIp?: string): Promise<Prepared> {
     const allOrNothing = this.picksAllOrNothing(element);
     try {
       const problem = firstProblem(BatchElement, element, `batch[${i}]`);
@@ -80,7 +81,7 @@ export class BatchService {
       if (body.length > account.limits.maxMessageSize)
         throw quotaExceeded(`message body too large: the plan allows at most ${account.limits.maxMessageSize} bytes`);
       const queueName = e.queue === undefined ? undefined : checkName(e.queue, "queue");
-      if (queueName) this.queues.checkCanUse(account, queueName);
+      if (queueName) await this.queues.checkCanUse(null, account, queueName);
       const input: PublishInput = {
         account,
         destination,
@@ -90,7 +91,7 @@ export class BatchService {
         callerIp,
         queueName,
       };
-      return { ok: true, input, plan: this.publisher.prepare(input), allOrNothing };
+      return { ok: true, input, plan: await this.publisher.prepare(null, input), allOrNothing };
     } catch (error) {
       if (error instanceof HttpError) return { ok: false, error, allOrNothing };
       throw error;

@@ -1,3 +1,4 @@
+import type { WriteTx } from "../store/transactor.ts";
 import { Dispatcher } from "../delivery/dispatcher.ts";
 import { InFlightAttempts } from "../delivery/in-flight.ts";
 import { OutcomeRecorder } from "../delivery/outcome-recorder.ts";
@@ -37,7 +38,7 @@ export interface MessageEngine {
   /** Idle and in-flight checks, as the control plane reads them. */
   probe: DeliveryProbe;
   /** Disowns a message's attempt in flight (cancelled, deleted). */
-  forget: (messageId: string) => void;
+  forget: (tx: WriteTx, messageId: string) => Promise<void>;
 }
 
 type Lifecycle = Pick<MessageEngine, "events" | "lifecycle" | "queueLanes" | "flowSettings" | "workflowHooks">;
@@ -48,13 +49,13 @@ type Lifecycle = Pick<MessageEngine, "events" | "lifecycle" | "queueLanes" | "fl
  * (lastScheduleStates), workflow runs, flow-control rate windows and the accounts' request
  * limits. Queues also decide on admission whether a new message waits.
  */
-function createLifecycle(shared: Shared, extraListeners: MessageListener[]): Lifecycle {
+async function createLifecycle(shared: Shared, extraListeners: MessageListener[]): Promise<Lifecycle> {
   const { ctx, storage, usage, wake, requestLimits } = shared;
   const { stores } = storage;
-  const flowSettings = new FlowKeySettings(stores.flowKeys);
+  const flowSettings = await FlowKeySettings.load(stores.flowKeys);
   const workflowHooks = createWorkflowHooks(ctx, usage, { runs: stores.runs, waits: stores.waits, dlq: stores.dlq });
   const queueLanes = new QueueLanes(stores.queues, ctx.accounts, wake.ring);
-  const events = new MessageEvents(ctx.commit, ctx.log, [
+  const events = new MessageEvents(ctx.log, [
     eventLogListener(stores.events),
     messagingUsageListener(usage),
     queueLanes.listener,
@@ -81,11 +82,11 @@ function createLifecycle(shared: Shared, extraListeners: MessageListener[]): Lif
  * the workers; the recorder records what each attempt came back with. Every worker learns the
  * flow-control state kept outside it (paused and pinned keys, rate windows, global limits).
  */
-export function createMessageEngine(shared: Shared, extraListeners: MessageListener[]): MessageEngine {
+export async function createMessageEngine(shared: Shared, extraListeners: MessageListener[]): Promise<MessageEngine> {
   const { ctx, storage, wake } = shared;
   const { config, clock, log, accounts, commit } = ctx;
   const { messages, flow, flowKeys } = storage.stores;
-  const parts = createLifecycle(shared, extraListeners);
+  const parts = await createLifecycle(shared, extraListeners);
   const { lifecycle, flowSettings, workflowHooks } = parts;
   const flowLanes = new FlowLanes(flow, flowSettings, wake.ring);
   const inFlight = new InFlightAttempts();
@@ -117,6 +118,6 @@ export function createMessageEngine(shared: Shared, extraListeners: MessageListe
     fault: shared.faults.deliveryFault,
   });
   const probe = new DeliveryProbe({ dispatcher, inFlight, recorder, store: messages, commit });
-  const forget = (messageId: string) => dispatcher.forget(messageId);
+  const forget = (tx: WriteTx, messageId: string) => dispatcher.forget(tx, messageId);
   return { ...parts, flowLanes, globalSlots, inFlight, recorder, pool, dispatcher, probe, forget };
 }

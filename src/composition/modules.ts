@@ -39,7 +39,9 @@ export function messages({ ctx, storage, engine, domains }: Parts): DomainModule
       {
         name: "messages",
         // A late answer of a deleted message's attempt must not resurrect it in the log or the DLQ.
-        reset: (id) => store.deleteAccount(id).forEach(engine.forget),
+        reset: async (tx, id) => {
+          for (const messageId of await store.deleteAccount(tx, id)) await engine.forget(tx, messageId);
+        },
       },
     ],
   };
@@ -49,7 +51,7 @@ export function dlq({ ctx, storage, domains }: Parts): DomainModule {
   const store = storage.stores.dlq;
   return {
     routes: { messaging: [dlqRoutes(ctx, store, domains.dlq, domains.workflows.dlqFields)] },
-    resets: [{ name: "dlq", reset: (id) => store.deleteAccount(id) }],
+    resets: [{ name: "dlq", reset: (tx, id) => store.deleteAccount(tx, id) }],
   };
 }
 
@@ -57,14 +59,14 @@ export function logs({ ctx, storage }: Parts): DomainModule {
   const store = storage.stores.events;
   return {
     routes: { messaging: [logRoutes(ctx, store)] },
-    resets: [{ name: "logs", reset: (id) => store.deleteAccount(id) }],
+    resets: [{ name: "logs", reset: (tx, id) => store.deleteAccount(tx, id) }],
   };
 }
 
 export function urlGroups({ ctx, storage, domains }: Parts): DomainModule {
   return {
     routes: { messaging: [urlGroupRoutes(ctx, domains.groups)] },
-    resets: [{ name: "url-groups", reset: (id) => storage.stores.groups.deleteAccount(id) }],
+    resets: [{ name: "url-groups", reset: (tx, id) => storage.stores.groups.deleteAccount(tx, id) }],
   };
 }
 
@@ -72,7 +74,7 @@ export function queues({ ctx, storage, domains }: Parts): DomainModule {
   const { queues, publisher } = domains;
   return {
     routes: { messaging: [queueRoutes(ctx, queues, publisher)], fast: [enqueueRoute(ctx, queues, publisher)] },
-    resets: [{ name: "queues", reset: (id) => storage.stores.queues.deleteAccount(id) }],
+    resets: [{ name: "queues", reset: (tx, id) => storage.stores.queues.deleteAccount(tx, id) }],
   };
 }
 
@@ -80,7 +82,7 @@ export function schedules({ ctx, domains }: Parts): DomainModule {
   const { schedules, scheduler } = domains;
   return {
     routes: { messaging: [scheduleRoutes(ctx, schedules)] },
-    resets: [{ name: "schedules", reset: (id) => schedules.deleteAccount(id) }],
+    resets: [{ name: "schedules", reset: (tx, id) => schedules.deleteAccount(tx, id) }],
     services: [scheduler],
     // Schedules another node changed are armed here too.
     watches: [["schedules", () => scheduler.rearm()]],
@@ -97,8 +99,8 @@ export function flowControl({ ctx, wake, engine, domains }: Parts): DomainModule
   const { pool, flowSettings } = engine;
   const { flow } = domains;
   // A key paused, resumed or pinned through another node: this node's workers (the key's owner's) follow.
-  const followKeys = () => {
-    const changes = flowSettings.reload();
+  const followKeys = async () => {
+    const changes = await flowSettings.reload();
     for (const { lane, steering, resetWindow } of changes) pool.broadcast({ type: "flow-steer", key: lane, steering, resetWindow });
     wake.ring();
     flow.followRemoteChanges(changes).catch((error) =>
@@ -107,7 +109,7 @@ export function flowControl({ ctx, wake, engine, domains }: Parts): DomainModule
   };
   return {
     routes: { messaging: [flowControlRoutes(ctx, flow)] },
-    resets: [{ name: "flow-control", reset: (id) => flow.forgetAccount(id) }],
+    resets: [{ name: "flow-control", reset: (tx, id) => flow.forgetAccount(tx, id) }],
     watches: [["flow_keys", followKeys]],
   };
 }
@@ -116,7 +118,7 @@ export function workflows({ domains }: Parts): DomainModule {
   const { workflows } = domains;
   return {
     routes: { messaging: workflows.routes },
-    resets: [{ name: "workflows", reset: (id) => workflows.reset(id) }],
+    resets: [{ name: "workflows", reset: (tx, id) => workflows.reset(tx, id) }],
     services: workflows.services,
     // A waiter stored through another node: its deadline may be the earliest (every node arms it; one fires it).
     watches: [["workflow_waiters", workflows.waitersChanged]],
@@ -152,9 +154,9 @@ export function webConsole(): DomainModule {
   return { routes: { messaging: [consoleEntryRoutes()] } };
 }
 
-export function management({ ctx, storage, usage }: Parts): DomainModule {
+export async function management({ ctx, storage, usage }: Parts): Promise<DomainModule> {
   const { stores } = storage;
-  const domain = createManagementDomain(ctx, {
+  const domain = await createManagementDomain(ctx, {
     engine: usage,
     dlqCount: (id) => stores.dlq.count(id),
     stores: { search: stores.search, vector: stores.vector, ledger: stores.usageLedger },
@@ -176,11 +178,11 @@ export function faults({ faults }: Parts): DomainModule {
 }
 
 export function statistics({ usage }: Parts): DomainModule {
-  return { resets: [{ name: "statistics", reset: (id) => usage.forget(id) }] };
+  return { resets: [{ name: "statistics", reset: (tx, id) => usage.forget(tx, id) }] };
 }
 
 export function dedup({ storage }: Parts): DomainModule {
-  return { resets: [{ name: "dedup", reset: (id) => storage.stores.dedup.deleteAccount(id) }] };
+  return { resets: [{ name: "dedup", reset: (tx, id) => storage.stores.dedup.deleteAccount(tx, id) }] };
 }
 
 /**

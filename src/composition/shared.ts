@@ -46,7 +46,7 @@ export interface Shared {
    * Fault injection: rules a test sets; the dispatcher asks them for each attempt, the HTTP app for
    * each request, the metrics count what they injected.
    */
-  faults: ReturnType<typeof createFaultDomain>;
+  faults: Awaited<ReturnType<typeof createFaultDomain>>;
   /** OpenTelemetry tracing when the configuration turns it on (the `OTEL_*` variables). */
   tracing?: MessageTracing;
 }
@@ -56,14 +56,14 @@ export interface Shared {
  * commit, the accounts and their request limits, the usage-metrics engine, the dispatcher's wake
  * signal and the fault rules.
  */
-export function openShared(config: ServerConfig, options: SharedOptions): Shared {
+export async function openShared(config: ServerConfig, options: SharedOptions): Promise<Shared> {
   const { log, clock } = loggerAndClock(config, options);
   const configFile = options.configFile ?? (config.configFile ? loadConfigFile(config.configFile) : null);
   const dialect = DIALECTS[config.dialect];
   const storage = options.storage ?? openStorageEngine(config, log);
   const hostedTokens = dialect.name === "upstash";
-  const requestLimits = new RequestLimits(clock, storage.stores.requestCounts, storage.commit);
-  const accounts = new AccountRegistry(
+  const requestLimits = new RequestLimits(clock, storage.stores.requestCounts);
+  const accounts = await AccountRegistry.open(
     storage.stores.accounts,
     storage.commit,
     AccountRegistry.entriesFrom(configFile, config.defaultAccount, hostedTokens),
@@ -74,5 +74,5 @@ export function openShared(config: ServerConfig, options: SharedOptions): Shared
   const tracing = config.tracing ? new MessageTracing(config.tracing, clock, log, buildInfo().version) : undefined;
   const ctx: AppContext = { config, clock, log, dialect, accounts, commit: storage.commit, tracing };
   const usage = new MetricsEngine(storage.stores.rollups, clock, { log });
-  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: createFaultDomain(ctx, storage.stores.faults), tracing };
+  return { ctx, storage, usage, wake: new WakeSignal(), requestLimits, faults: await createFaultDomain(ctx, storage.stores.faults), tracing };
 }

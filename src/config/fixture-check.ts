@@ -30,4 +30,14 @@ export class FixtureChecker {
       return this.fail(path, (error as Error).message);
     }
   }
+
+  /** `attempt` for a domain change that runs inside a write (it awaits its stores). */
+  async attemptAsync<T>(path: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      return this.fail(path, (error as Error).message);
+    }
+  }
 }

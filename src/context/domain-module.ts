@@ -1,13 +1,14 @@
 import type { BackgroundService } from "../core/service.ts";
 import type { FastRoute } from "../http/fast-route.ts";
 import type { RoutePlugin } from "../http/plugin.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /**
  * Deletes everything one domain keeps for an account (never its credentials). It runs inside the
- * reset's single write transaction, so it must be synchronous; it may also drop in-memory state
- * (timers, counters, in-flight attempts) of that account.
+ * reset's single write (`tx`); it may also drop in-memory state (timers, counters, in-flight
+ * attempts) of that account.
  */
-export type AccountReset = (accountId: string) => void;
+export type AccountReset = (tx: WriteTx, accountId: string) => Promise<void>;
 
 export interface ResetPart {
   name: string;
@@ -37,5 +38,5 @@ export interface DomainModule {
   /** Background work, started after the message engine's in list order and stopped in reverse. */
   services?: BackgroundService[];
   /** A table another process sharing the storage changed: what this node does about it. */
-  watches?: Array<[table: string, changed: () => void]>;
+  watches?: Array<[table: string, changed: () => void | Promise<void>]>;
 }

@@ -24,8 +24,8 @@ export class ResetRegistry {
 
   /** Runs every part for `accountId` in one group-commit transaction; returns the part names. */
   async resetAccount(accountId: string): Promise<string[]> {
-    return this.commit.run(() => {
-      for (const part of this.parts) part.reset(accountId);
+    return this.commit.run(async (tx) => {
+      for (const part of this.parts) await part.reset(tx, accountId);
       return this.names();
     });
   }

@@ -39,24 +39,30 @@ export function dedupKeysOf(messages: MessageRecord[], options: PublishOptions):
 }
 
 /**
- * The publish seam (runs inside the publishing transaction): a message whose key was seen within
+ * The publish seam (runs inside the publishing write `tx`): a message whose key was seen within
  * the window is answered with the first message's id; otherwise its key is remembered.
  */
 export function createDeduplicator(store: DedupStorage): Deduplicator {
   let prunedAt = -Infinity;
-  return (messages, options, nowMs) => {
+  return async (tx, messages, options, nowMs) => {
     const keys = dedupKeysOf(messages, options);
     if (!keys) return messages.map(() => undefined);
     if (nowMs - prunedAt >= PRUNE_EVERY_MS) {
-      store.prune(nowMs);
+      await store.prune(tx, nowMs);
       prunedAt = nowMs;
     }
-    return messages.map((m, i) => {
+    const originals: Array<string | undefined> = [];
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i]!;
       const key = keys[i]!;
-      const original = store.find(m.accountId, key, nowMs, m.id);
-      if (original) return original;
-      store.remember(m.accountId, key, m.id, nowMs + DEDUP_WINDOW_MS);
-      return undefined;
-    });
+      const original = await store.find(tx, m.accountId, key, nowMs, m.id);
+      if (original) {
+        originals.push(original);
+        continue;
+      }
+      await store.remember(tx, m.accountId, key, m.id, nowMs + DEDUP_WINDOW_MS);
+      originals.push(undefined);
+    }
+    return originals;
   };
 }

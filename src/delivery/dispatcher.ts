@@ -8,11 +8,12 @@ import type { ClaimOnInsert, MessageLifecycle } from "../messages/lifecycle.ts";
 import type { MessageStorage } from "../messages/storage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { Tracing } from "../model/trace.ts";
-import type { Transactor } from "../store/transactor.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import { runUntilStored, type StorageRetry } from "../store/until-stored.ts";
 import type { Maybe } from "../util/maybe.ts";
-import type { DispatchGate } from "./gate.ts";
+import { releaseInOwnWrite, type DispatchGate } from "./gate.ts";
 import type { InFlightAttempts } from "./in-flight.ts";
+import { claimBatch } from "./claim-batch.ts";
 import { DueTimer } from "./due-timer.ts";
 import { WorkerHandover } from "./handover.ts";
 import type { OutcomeRecorder } from "./outcome-recorder.ts";
@@ -72,7 +73,8 @@ export class Dispatcher implements BackgroundService {
   private isRunning = false;
   private readonly passObservers: Array<(afterMs: number | null) => void> = [];
   private recovery: StorageRetry | null = null;
-  private readonly claimTx;
+  /** Stopped: a recovery still under way then does not start delivery. */
+  private stopped = false;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.clock = deps.clock;
@@ -80,22 +82,6 @@ export class Dispatcher implements BackgroundService {
     this.inFlight = deps.inFlight;
     this.gate = deps.gate;
     this.maxInFlight = deps.maxInFlight ?? 2048;
-    const { store, lifecycle, gate } = deps;
-    this.claimTx = (nowMs: number, limit: number) =>
-      deps.commit.nested(() => {
-        const due = store.due(nowMs, limit);
-        const claimed: MessageRecord[] = [];
-        const ids: string[] = [];
-        for (const m of due) {
-          if (!gate.admit(m, nowMs)) continue;
-          ids.push(m.id);
-          lifecycle.claimed(m, nowMs);
-          claimed.push(m);
-        }
-        // One statement for the batch (nothing in between reads the claimed rows).
-        store.claimDue(ids);
-        return { claimed, seen: due.length };
-      });
     this.timer = new DueTimer(deps.clock, () => this.wake());
     this.handover = new WorkerHandover({ ...deps, running: () => this.running });
     deps.wakeSignal.answerWith((dueAt) => this.wake(dueAt));
@@ -108,8 +94,9 @@ export class Dispatcher implements BackgroundService {
    * cannot be written (a full disk after a crash), that recovery is tried again until it can:
    * the server answers meanwhile, and delivery starts once recovery committed.
    */
-  start(): void {
-    this.recovery = runUntilStored("recovering the previous run", () => this.recover(), this.deps.log);
+  async start(): Promise<void> {
+    this.recovery = await runUntilStored("recovering the previous run", () => this.recover(), this.deps.log);
+    if (this.stopped) this.recovery.cancel();
   }
 
   /** Why delivery has not started yet (recovery waits for storage), or null. */
@@ -117,21 +104,23 @@ export class Dispatcher implements BackgroundService {
     return this.recovery?.waitingFor ?? null;
   }
 
-  private recover(): void {
+  private async recover(): Promise<void> {
     const now = this.clock.now();
-    // One transaction: both kinds of recovery commit together or not at all (and are tried again).
-    const { recovered, released } = this.deps.commit.nested(() => ({
-      recovered: this.store.recoverInFlight(now),
-      released: this.gate.recover(now),
+    // One write: both kinds of recovery commit together or not at all (and are tried again).
+    const { recovered, released } = await this.deps.commit.run(async (tx) => ({
+      recovered: await this.store.recoverInFlight(tx, now),
+      released: await this.gate.recover(tx, now),
     }));
     if (recovered > 0) this.deps.log.info("re-delivering messages that were in flight at the last stop", { count: recovered });
     if (released > 0) this.deps.log.info("released messages held by flow control at the last stop", { count: released });
+    if (this.stopped) return;
     this.isRunning = true;
     this.wake();
   }
 
   /** No new claims; what is claimed and not yet with a worker stays ACTIVE, due again at the next start. */
   stop(): void {
+    this.stopped = true;
     this.recovery?.cancel();
     this.isRunning = false;
     this.timer.cancel();
@@ -170,13 +159,13 @@ export class Dispatcher implements BackgroundService {
     setImmediate(() => this.pump());
   }
 
-  /** Forgets an in-flight attempt whose message was cancelled: its late outcome is ignored. */
-  forget(messageId: string): void {
+  /** Forgets a cancelled message's attempt in flight (inside the cancel's write `tx`): its late outcome is ignored. */
+  async forget(tx: WriteTx, messageId: string): Promise<void> {
     const claimed = this.claiming.get(messageId);
     if (claimed) {
       // Cancelled in the same commit that claimed it: it never reaches a worker.
       this.claiming.delete(messageId);
-      this.gate.released(claimed, this.clock.now());
+      await this.gate.released(tx, claimed, this.clock.now());
       return;
     }
     const attempt = this.inFlight.disown(messageId);
@@ -184,11 +173,11 @@ export class Dispatcher implements BackgroundService {
     // Its answer is ignored from here on, but the attempt ends only with the cancel's commit: a
     // cancel that is not stored gives it back, and its answer is then recorded (else the message
     // would stay ACTIVE with nobody to finish it).
-    this.deps.commit.afterCommit((committed) => {
+    tx.afterCommit((committed) => {
       if (!committed) return this.inFlight.restore(attempt);
       // An attempt still waiting in a worker's flow-control lane is dropped there.
       this.deps.pool.cancel(attempt.ticket);
-      this.gate.released(attempt.message, this.clock.now());
+      releaseInOwnWrite(this.deps, [attempt.message], this.clock.now());
     });
   }
 
@@ -215,9 +204,9 @@ export class Dispatcher implements BackgroundService {
       return this.inFlight.size + this.claiming.size < this.maxInFlight;
     },
     // Its row is written claimed and its events are emitted: from here on it is in flight.
-    took: (m) => {
+    took: (tx, m) => {
       this.claiming.set(m.id, m);
-      this.deps.commit.afterCommit((committed) => {
+      tx.afterCommit((committed) => {
         // Not claimed after all (its write failed), or cancelled in the same commit.
         if (!this.claiming.delete(m.id) || !committed) return;
         if (!this.running) return; // stays ACTIVE: due again at the next start
@@ -232,8 +221,8 @@ export class Dispatcher implements BackgroundService {
       return;
     }
     const now = this.clock.now();
-    this.deps.commit.run(() => this.claimDue(now), { early: true }).then(
-      (claimed) => {
+    this.deps.commit.run((tx) => this.claimDue(tx, now)).then(
+      async (claimed) => {
         this.pumpScheduled = false;
         this.passClaims = [];
         // Stopped while the claim was committing: those stay ACTIVE and are due again at the next start.
@@ -248,7 +237,7 @@ export class Dispatcher implements BackgroundService {
         // "later" when deciding to wake again or to report idle.
         const after = this.clock.now();
         try {
-          this.armTimer(after);
+          await this.armTimer(after);
         } catch (error) {
           return this.retryLater("reading the next due time", error);
         }
@@ -257,7 +246,7 @@ export class Dispatcher implements BackgroundService {
       (error) => {
         this.pumpScheduled = false;
         // The claim was rolled back: the gate gets back what it admitted.
-        for (const m of this.passClaims) if (this.claiming.delete(m.id)) this.gate.released(m, now);
+        releaseInOwnWrite(this.deps, this.passClaims.filter((m) => this.claiming.delete(m.id)), now);
         this.passClaims = [];
         this.caughtUp = false;
         // Without a retry the due messages would wait for the next publish to wake the dispatcher.
@@ -273,15 +262,15 @@ export class Dispatcher implements BackgroundService {
     setTimeout(() => this.wake(), STORAGE_RETRY_MS);
   }
 
-  /** Runs inside the group commit: claims what is due, up to the room left in flight. */
-  private claimDue(now: number): MessageRecord[] {
+  /** Runs inside the write `tx`: claims what is due, up to the room left in flight. */
+  private async claimDue(tx: WriteTx, now: number): Promise<MessageRecord[]> {
     const all: MessageRecord[] = [];
     this.passClaims = all;
     this.caughtUp = false;
     let room = this.maxInFlight - this.inFlight.size - this.claiming.size;
     while (room > 0) {
       const limit = Math.min(room, CLAIM_BATCH);
-      const { claimed, seen } = this.claimTx(now, limit);
+      const { claimed, seen } = await claimBatch(this.deps, tx, now, limit);
       for (const m of claimed) {
         all.push(m);
         this.claiming.set(m.id, m);
@@ -299,8 +288,8 @@ export class Dispatcher implements BackgroundService {
     for (const observe of this.passObservers) observe(afterMs);
   }
 
-  private armTimer(now: number): void {
-    const next = this.store.nextDueAt();
+  private async armTimer(now: number): Promise<void> {
+    const next = await this.store.nextDueAt();
     if (next === null) return;
     if (next <= now) {
       if (this.inFlight.size < this.maxInFlight) this.wake();

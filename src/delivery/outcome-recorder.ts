@@ -9,7 +9,7 @@ import type { MessageStorage } from "../messages/storage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import { isStorageUnavailable } from "../store/errors.ts";
-import type { Transactor } from "../store/transactor.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import type { DispatchGate } from "./gate.ts";
 import type { Attempt, InFlightAttempts } from "./in-flight.ts";
 import { decideAfterAttempt, type AttemptDecision } from "./retry-policy.ts";
@@ -36,12 +36,13 @@ export interface OutcomeRecorderDeps {
   gate: DispatchGate;
   wake: Wake;
   /** Whether this process still holds a message's attempt (the store answers). */
-  claims: Pick<MessageStorage, "stillClaimed" | "checkClaimsAhead">;
+  claims: Pick<MessageStorage, "stillClaimed">;
   /**
    * Why a 2XX answer is not one the message's destination may give (a workflow run's start
-   * answered by an endpoint that runs no workflow): the attempt then fails for good with it.
+   * answered by an endpoint that runs no workflow): the attempt then fails for good with it. Asked
+   * inside the write `tx` that records the outcome.
    */
-  refuseAnswer?: (m: MessageRecord, outcome: DeliveryOutcome) => string | undefined;
+  refuseAnswer?: (tx: WriteTx, m: MessageRecord, outcome: DeliveryOutcome) => Promise<string | undefined>;
 }
 
 /**
@@ -98,8 +99,7 @@ export class OutcomeRecorder implements BackgroundService {
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
     this.recording += batch.length;
-    this.deps.claims.checkClaimsAhead?.(this.claimedIds(batch));
-    return this.deps.commit.run(() => this.recordBatch(batch, effects), { early: true }).then(
+    return this.deps.commit.run((tx) => this.recordBatch(tx, batch, effects)).then(
       () => {
         this.recording -= batch.length;
         this.deps.wake();
@@ -128,14 +128,14 @@ export class OutcomeRecorder implements BackgroundService {
    * faulty one stays ACTIVE, to be delivered again at the next start. (A savepoint per outcome
    * on every batch cost a fifth of the delivery throughput.)
    */
-  private recordBatch(batch: DeliveryOutcome[], effects: BatchEffects): void {
-    const { commit, inFlight, log } = this.deps;
+  private async recordBatch(tx: WriteTx, batch: DeliveryOutcome[], effects: BatchEffects): Promise<void> {
+    const { inFlight, log } = this.deps;
     const tried: BatchEffects = { closed: [], finished: [] };
     // One read for the batch: which of its attempts are still this process's.
-    const held = this.deps.claims.stillClaimed(this.claimedIds(batch));
+    const held = await this.deps.claims.stillClaimed(tx, this.claimedIds(batch));
     try {
-      commit.nested(() => {
-        for (const outcome of batch) this.record(outcome, tried, held);
+      await tx.nested(async (tx) => {
+        for (const outcome of batch) await this.record(tx, outcome, tried, held);
       });
     } catch (error) {
       for (const attempt of tried.closed) inFlight.restore(attempt);
@@ -143,9 +143,9 @@ export class OutcomeRecorder implements BackgroundService {
       for (const outcome of batch) {
         const one: BatchEffects = { closed: [], finished: [] };
         try {
-          commit.nested(() => this.record(outcome, one, held));
+          await tx.nested((tx) => this.record(tx, outcome, one, held));
           effects.closed.push(...one.closed);
-          this.release(one.finished);
+          await this.release(tx, one.finished);
         } catch (failure) {
           if (isStorageUnavailable(failure)) {
             for (const attempt of one.closed) inFlight.restore(attempt);
@@ -161,7 +161,7 @@ export class OutcomeRecorder implements BackgroundService {
       return;
     }
     effects.closed.push(...tried.closed);
-    this.release(tried.finished);
+    await this.release(tx, tried.finished);
   }
 
   /** The messages of the batch's attempts still in flight. */
@@ -170,12 +170,12 @@ export class OutcomeRecorder implements BackgroundService {
   }
 
   /** Flow control learns of finished attempts only once their outcomes are recorded. */
-  private release(messages: MessageRecord[]): void {
+  private async release(tx: WriteTx, messages: MessageRecord[]): Promise<void> {
     const now = this.deps.clock.now();
-    for (const m of messages) this.deps.gate.released(m, now);
+    for (const m of messages) await this.deps.gate.released(tx, m, now);
   }
 
-  private record(outcome: DeliveryOutcome, effects: BatchEffects, held: Set<string>): void {
+  private async record(tx: WriteTx, outcome: DeliveryOutcome, effects: BatchEffects, held: Set<string>): Promise<void> {
     const { clock, lifecycle, dialect, config } = this.deps;
     const attempt = this.deps.inFlight.close(outcome.ticket);
     if (!attempt) return;
@@ -189,7 +189,7 @@ export class OutcomeRecorder implements BackgroundService {
       effects.finished.push(m);
       return;
     }
-    const refused = this.deps.refuseAnswer?.(m, outcome);
+    const refused = this.deps.refuseAnswer && (await this.deps.refuseAnswer(tx, m, outcome));
     const decision: AttemptDecision = refused ? { kind: "failed", error: refused } : decideAfterAttempt(outcome, {
       retried: m.retried,
       maxRetries: m.maxRetries,
@@ -198,9 +198,9 @@ export class OutcomeRecorder implements BackgroundService {
       delayScale: config.retryDelayScale,
       nowMs: now,
     });
-    if (decision.kind === "delivered") lifecycle.delivered(m, outcome, now);
-    else if (decision.kind === "retry") lifecycle.retrying(m, outcome, decision.at, decision.error, now);
-    else lifecycle.failed(m, outcome, decision.error, now);
+    if (decision.kind === "delivered") await lifecycle.delivered(tx, m, outcome, now);
+    else if (decision.kind === "retry") await lifecycle.retrying(tx, m, outcome, decision.at, decision.error, now);
+    else await lifecycle.failed(tx, m, outcome, decision.error, now);
     effects.finished.push(m);
   }
 }

@@ -23,7 +23,8 @@ export class DeliveryProbe {
 
   constructor(private readonly deps: DeliveryProbeDeps) {
     deps.dispatcher.observePasses((afterMs) => {
-      if (afterMs !== null) this.checkIdle(afterMs);
+      // A next due time that cannot be read leaves the waiters to the next pass.
+      if (afterMs !== null) this.checkIdle(afterMs).catch(() => {});
       const waiters = this.passWaiters;
       this.passWaiters = [];
       for (const resolve of waiters) resolve();
@@ -88,9 +89,9 @@ export class DeliveryProbe {
     });
   }
 
-  private checkIdle(afterMs: number): void {
+  private async checkIdle(afterMs: number): Promise<void> {
     if (this.idleWaiters.length === 0) return;
-    const next = this.deps.store.nextDueAt();
+    const next = await this.deps.store.nextDueAt();
     if (this.deps.inFlight.size > 0 || this.deps.recorder.pending > 0 || (next !== null && next <= afterMs)) return;
     if (this.deps.commit.pendingWrites > 0) {
       // The queued write commits in this turn's group commit; look again after it.

@@ -3,6 +3,7 @@ import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { DlqEntry } from "./model.ts";
 import type { DlqStorage } from "./storage.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /** A message whose last attempt failed, and what a layer above may know of it (its workflow run). */
 export interface DeadLetter extends Pick<DlqEntry, "workflowCreatedAt" | "failureFunctionState"> {
@@ -20,13 +21,13 @@ export class DeadLetters {
     private readonly ids = new DlqIdSequence(),
   ) {}
 
-  /** Runs inside the write that fails the message; returns the entry's DLQ id. */
-  put(entry: DeadLetter): string {
+  /** Runs inside the write `tx` that fails the message; returns the entry's DLQ id. */
+  async put(tx: WriteTx, entry: DeadLetter): Promise<string> {
     const { message, outcome, error, failedAt, workflowCreatedAt, failureFunctionState } = entry;
     // A restarted manual clock can replay the same milliseconds: ids already taken are skipped.
     let dlqId = this.ids.next(failedAt);
-    while (this.store.exists(dlqId)) dlqId = this.ids.next(failedAt);
-    this.store.insert({
+    while (await this.store.exists(tx, dlqId)) dlqId = this.ids.next(failedAt);
+    await this.store.insert(tx, {
       dlqId,
       failedAt,
       message,

@@ -91,9 +91,9 @@ export function dlqRoutes(ctx: AppContext, store: DlqStorage, service: DlqServic
       const { filter, count, after } = await bulkSelection(request);
       // The oldest `count` matching entries (all of them without filters, as the SDK's
       // `dlq.delete({ all: true })` sends); a cursor while more match.
-      const { page, cursor } = await ctx.commit.run(() => {
-        const taken = takePage(store.oldest(account.id, filter, after, count + 1), count, (e) => e.seq);
-        for (const e of taken.page) store.delete(account.id, e.dlqId);
+      const { page, cursor } = await ctx.commit.run(async (tx) => {
+        const taken = takePage(await store.oldest(tx, account.id, filter, after, count + 1), count, (e) => e.seq);
+        for (const e of taken.page) await store.delete(tx, account.id, e.dlqId);
         return taken;
       });
       return compact({ deleted: page.length, cursor });

@@ -4,6 +4,7 @@ import { fromRow, toRow, type MessageRow } from "../model/message-row.ts";
 import { jsonColumn } from "../store/json-column.ts";
 import type { FailureCallbackState, MessageRecord } from "../model/message.ts";
 import type { Filter } from "../filters/filter.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { DlqEntry } from "./model.ts";
 
 export interface DlqRow {
@@ -85,21 +86,24 @@ export const DLQ_FILTER_COLUMNS = {
   responseStatus: "COALESCE(response_status, 0)",
 };
 
-/** The DLQ as every engine keeps it: `get`, `oldest` and the writes inside a write; `read`, `newest`, `count` outside. */
+/**
+ * The DLQ as every engine keeps it: `get`, `oldest`, `exists` and the writes inside a write (`tx`);
+ * `read`, `newest`, `readOldest`, `count` and `prune` outside.
+ */
 export interface DlqStorage {
-  insert(entry: Omit<DlqEntry, "seq">): void;
-  get(accountId: string, dlqId: string): DlqEntry | undefined;
-  read(accountId: string, dlqId: string): DlqEntry | undefined | Promise<DlqEntry | undefined>;
-  delete(accountId: string, dlqId: string): boolean;
+  insert(tx: WriteTx, entry: Omit<DlqEntry, "seq">): Promise<void>;
+  get(tx: WriteTx, accountId: string, dlqId: string): Promise<DlqEntry | undefined>;
+  read(accountId: string, dlqId: string): Promise<DlqEntry | undefined>;
+  delete(tx: WriteTx, accountId: string, dlqId: string): Promise<boolean>;
   /** A failed workflow run's failure function moved on (its entry shows and filters by it). */
-  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void;
+  setFailureFunctionState(tx: WriteTx, accountId: string, dlqId: string, state: FailureCallbackState): Promise<void>;
   /** Whether an id is taken already (an engine whose ids cannot collide answers false). */
-  exists(dlqId: string): boolean;
-  count(accountId: string): number | Promise<number>;
-  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Iterable<DlqEntry> | Promise<Iterable<DlqEntry>>;
-  oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[];
+  exists(tx: WriteTx, dlqId: string): Promise<boolean>;
+  count(accountId: string): Promise<number>;
+  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Iterable<DlqEntry>>;
+  oldest(tx: WriteTx, accountId: string, f: Filter, afterSeq: number | null, limit: number): Promise<DlqEntry[]>;
   /** As `oldest`, outside a write. */
-  readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] | Promise<DlqEntry[]>;
-  prune(accountId: string, beforeMs: number): number | Promise<number>;
-  deleteAccount(accountId: string): void;
+  readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): Promise<DlqEntry[]>;
+  prune(accountId: string, beforeMs: number): Promise<number>;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<void>;
 }

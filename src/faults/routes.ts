@@ -21,7 +21,7 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
     .post(
       "/__svc/faults",
       async ({ account, body, set }) => {
-        const rule = await ctx.commit.run(() => rules.add(account.id, body));
+        const rule = await ctx.commit.run((tx) => rules.add(tx, account.id, body));
         set.status = 201;
         return rule;
       },
@@ -40,7 +40,7 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
     )
     .delete(
       "/__svc/faults",
-      async ({ account }) => ({ deleted: await ctx.commit.run(() => rules.clear(account.id)) }),
+      async ({ account }) => ({ deleted: await ctx.commit.run((tx) => rules.clear(tx, account.id)) }),
       {
         detail: apiDoc({
           summary: "Remove every fault rule of the caller",
@@ -51,7 +51,7 @@ export function faultRoutes(ctx: AppContext, rules: FaultRules) {
     .delete(
       "/__svc/faults/:id",
       async ({ account, params }) => {
-        await ctx.commit.run(() => rules.remove(account.id, params.id));
+        await ctx.commit.run((tx) => rules.remove(tx, account.id, params.id));
         return { deleted: 1 };
       },
       {

@@ -13,7 +13,7 @@ import {
 } from "./model.ts";
 import { seededRandom } from "./random.ts";
 import { byCreation, type FaultRuleRow, type FaultRuleStorage } from "./storage.ts";
-import type { Transactor } from "../store/transactor.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 interface Entry {
   rule: FaultRule;
@@ -26,9 +26,8 @@ const MAX_RULES = 100;
 export interface FaultRulesDeps {
   clock: Clock;
   log: Logger;
-  store: FaultRuleStorage;
   /** Rules are added and removed in writes: stored (and, on a shared storage, told to the other nodes) before the answer. */
-  commit: Pick<Transactor, "afterCommit">;
+  store: FaultRuleStorage;
 }
 
 /**
@@ -42,15 +41,24 @@ export class FaultRules {
   private byAccount = new Map<string, Entry[]>();
   private readonly injectedByKind = new Map<FaultKind, number>();
 
-  constructor(private readonly deps: FaultRulesDeps) {
-    this.reload();
+  private constructor(private readonly deps: FaultRulesDeps) {}
+
+  /** The rules stored now (at start). */
+  static async load(deps: FaultRulesDeps): Promise<FaultRules> {
+    const rules = new FaultRules(deps);
+    await rules.reload();
+    return rules;
   }
 
   /** Takes the stored rules; a rule kept keeps its counters and its generator's place. */
-  reload(): void {
+  async reload(): Promise<void> {
+    this.take(await this.deps.store.all(null));
+  }
+
+  private take(rows: FaultRuleRow[]): void {
     const known = new Map([...this.byAccount.values()].flat().map((e) => [e.rule.id, e]));
     const next = new Map<string, Entry[]>();
-    for (const row of this.deps.store.all().sort(byCreation)) {
+    for (const row of rows.sort(byCreation)) {
       const entry = known.get(row.id) ?? entryOf(row);
       (next.get(row.account_id) ?? next.set(row.account_id, []).get(row.account_id)!).push(entry);
     }
@@ -58,15 +66,16 @@ export class FaultRules {
   }
 
   /** Inside a write: stores a new rule of the account; this process applies it once committed. */
-  add(accountId: string, input: FaultRuleInput): FaultRule {
+  async add(tx: WriteTx, accountId: string, input: FaultRuleInput): Promise<FaultRule> {
     const problem = ruleProblem(input);
     if (problem) throw badRequest(problem);
     if ((this.byAccount.get(accountId)?.length ?? 0) >= MAX_RULES) throw badRequest(`too many fault rules: at most ${MAX_RULES}`);
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 32);
     const id = "fault_" + randomBase58(16);
     const createdAt = this.deps.clock.now();
-    this.deps.store.insert({ id, account_id: accountId, created_at: createdAt, definition: JSON.stringify({ ...input, seed }) });
-    this.reloadOnCommit();
+    const definition = JSON.stringify({ ...input, seed });
+    await this.deps.store.insert(tx, { id, account_id: accountId, created_at: createdAt, definition });
+    await this.reloadOnCommit(tx);
     return { ...input, id, createdAt, seed, matched: 0, fired: 0 };
   }
 
@@ -80,20 +89,22 @@ export class FaultRules {
   }
 
   /** Inside a write: 404 when the account has no such rule. */
-  remove(accountId: string, id: string): void {
-    if (!this.deps.store.delete(accountId, id)) throw notFound(`fault rule ${id} not found`);
-    this.reloadOnCommit();
+  async remove(tx: WriteTx, accountId: string, id: string): Promise<void> {
+    if (!(await this.deps.store.delete(tx, accountId, id))) throw notFound(`fault rule ${id} not found`);
+    await this.reloadOnCommit(tx);
   }
 
   /** Inside a write: forgets every rule of the account; returns how many there were. */
-  clear(accountId: string): number {
-    const n = this.deps.store.deleteAccount(accountId);
-    this.reloadOnCommit();
+  async clear(tx: WriteTx, accountId: string): Promise<number> {
+    const n = await this.deps.store.deleteAccount(tx, accountId);
+    await this.reloadOnCommit(tx);
     return n;
   }
 
-  private reloadOnCommit(): void {
-    this.deps.commit.afterCommit((committed) => committed && this.reload());
+  /** The rules as the write leaves them: this process applies them right after the commit that stores them. */
+  private async reloadOnCommit(tx: WriteTx): Promise<void> {
+    const rows = await this.deps.store.all(tx);
+    tx.afterCommit((committed) => committed && this.take(rows));
   }
 
   /** The delivery fault to inject into this attempt, if a rule fires. */

@@ -1,5 +1,6 @@
 import type { Wake } from "../core/wake.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { laneKey } from "./lane-key.ts";
 import type { FlowKeySettings } from "./steering.ts";
 import type { FlowStorage } from "./storage.ts";
@@ -29,46 +30,57 @@ export class FlowLanes {
     private readonly wake: Wake,
   ) {}
 
-  admit(m: MessageRecord): boolean {
-    if (!m.flow) return true;
-    const lane = laneKey(m.accountId, m.flow.key);
-    const n = this.outstanding.get(lane) ?? 0;
+  /** Runs inside the claim's write: messages without a flow-control key cost no promise of their own. */
+  admit(tx: WriteTx, m: MessageRecord): Promise<boolean> {
+    return m.flow ? this.admitKeyed(tx, m, m.flow) : ADMITTED;
+  }
+
+  private async admitKeyed(tx: WriteTx, m: MessageRecord, flow: FlowControl): Promise<boolean> {
     // Held messages released where this claim cannot see them are older than `m`: their room is
     // theirs, or `m` would pass them.
-    const taken = n + this.store.unseenReleases(m.accountId, m.flow.key);
-    if (this.settings.isPaused(m.accountId, m.flow.key) || taken >= this.cap(m.accountId, m.flow)) {
-      this.store.hold(m.id);
+    const unseen = await this.store.unseenReleases(tx, m.accountId, flow.key);
+    const lane = laneKey(m.accountId, flow.key);
+    const n = this.outstanding.get(lane) ?? 0;
+    const taken = n + unseen;
+    const waits = this.settings.isPaused(m.accountId, flow.key) || taken >= this.cap(m.accountId, flow);
+    // An older message of the key is held, its release perhaps in flight where this write cannot see it.
+    if (waits || (await this.store.behindHeld(tx, m.id))) {
+      await this.store.hold(tx, m.id);
       return false;
     }
     this.outstanding.set(lane, n + 1);
     return true;
   }
 
-  released(m: MessageRecord, nowMs: number): void {
-    if (!m.flow) return;
-    const lane = laneKey(m.accountId, m.flow.key);
+  /** Runs inside the write that records the attempt's end (or disowns it). */
+  released(tx: WriteTx, m: MessageRecord, nowMs: number): Promise<void> {
+    return m.flow ? this.releasedKeyed(tx, m.accountId, m.flow, nowMs) : DONE;
+  }
+
+  private async releasedKeyed(tx: WriteTx, accountId: string, flow: FlowControl, nowMs: number): Promise<void> {
+    const lane = laneKey(accountId, flow.key);
     const n = (this.outstanding.get(lane) ?? 1) - 1;
     if (n > 0) this.outstanding.set(lane, n);
     else this.outstanding.delete(lane);
-    if (!this.settings.isPaused(m.accountId, m.flow.key)) this.release(m.accountId, m.flow.key, 1, nowMs);
+    if (!this.settings.isPaused(accountId, flow.key)) await this.release(tx, accountId, flow.key, 1, nowMs);
   }
 
   /**
    * The key was resumed (or its pinned parallelism raised): held messages are due again, as many as
    * the key may have with the workers. Runs inside a write.
    */
-  refill(accountId: string, key: string, flow: FlowControl, nowMs: number): void {
+  async refill(tx: WriteTx, accountId: string, key: string, flow: FlowControl, nowMs: number): Promise<void> {
     const room = this.cap(accountId, flow) - (this.outstanding.get(laneKey(accountId, key)) ?? 0);
-    if (room > 0) this.release(accountId, key, room, nowMs);
+    if (room > 0) await this.release(tx, accountId, key, room, nowMs);
   }
 
   /** Held messages of a previous run are due again (their counters were in memory). */
-  recover(nowMs: number): number {
-    return this.store.releaseAll(nowMs);
+  recover(tx: WriteTx, nowMs: number): Promise<number> {
+    return this.store.releaseAll(tx, nowMs);
   }
 
   /** Messages of the key the dispatcher holds back (part of the key's wait list). */
-  heldCount(accountId: string, key: string): number | Promise<number> {
+  heldCount(accountId: string, key: string): Promise<number> {
     return this.store.heldCount(accountId, key);
   }
 
@@ -76,7 +88,10 @@ export class FlowLanes {
     return outstandingCap(this.settings.effective(accountId, flow));
   }
 
-  private release(accountId: string, key: string, count: number, nowMs: number): void {
-    if (this.store.releaseHeld(accountId, key, count, nowMs) > 0) this.wake();
+  private async release(tx: WriteTx, accountId: string, key: string, count: number, nowMs: number): Promise<void> {
+    if ((await this.store.releaseHeld(tx, accountId, key, count, nowMs)) > 0) this.wake();
   }
 }
+
+const ADMITTED: Promise<boolean> = Promise.resolve(true);
+const DONE: Promise<void> = Promise.resolve();

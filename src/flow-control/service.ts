@@ -2,7 +2,7 @@ import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { GlobalSlotsLayout } from "../model/flow-control.ts";
-import type { Transactor } from "../store/transactor.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import type { FlowLaneStats } from "./gate.ts";
 import { globalSlotsInUse } from "./global-slots.ts";
 import type { FlowKeyStorage, FlowStorage, KeySettingsChange } from "./storage.ts";
@@ -132,7 +132,7 @@ export class FlowControlService {
     for (const { accountId, key, steering } of changes) {
       if (steering.paused) continue;
       const carried = await store.latestLimits(accountId, key);
-      if (carried) await commit.run(() => lanes.refill(accountId, key, carried, clock.now()));
+      if (carried) await commit.run((tx) => lanes.refill(tx, accountId, key, carried, clock.now()));
     }
   }
 
@@ -150,8 +150,8 @@ export class FlowControlService {
   }
 
   /** Forgets every key setting and rate window of an account (test-double reset; inside its write). */
-  forgetAccount(accountId: string): void {
-    this.deps.settings.forgetAccount(accountId);
+  async forgetAccount(tx: WriteTx, accountId: string): Promise<void> {
+    await this.deps.settings.forgetAccount(tx, accountId);
     this.deps.tellWorkers({ type: "flow-forget", prefix: lanePrefix(accountId) });
   }
 
@@ -161,12 +161,12 @@ export class FlowControlService {
     const { commit, clock, settings, keys, store, lanes, liveLanes, tellWorkers } = this.deps;
     // The limits the key's messages carry, read before the write (a publish racing it changes none of the key's room).
     const carried = await store.latestLimits(account.id, key);
-    const next = await commit.run(() => {
+    const next = await commit.run(async (tx) => {
       const now = clock.now();
-      if (newWindow) keys.clearStarts(account.id, key);
-      const updated = settings.change(account.id, key, newWindow ? { ...change, windowStart: now } : change);
+      if (newWindow) await keys.clearStarts(tx, account.id, key);
+      const updated = await settings.change(tx, account.id, key, newWindow ? { ...change, windowStart: now } : change);
       // Resumed, or a pin gave room: held messages go (as many as the key may have in the workers).
-      if (!updated.paused && carried) lanes.refill(account.id, key, carried, now);
+      if (!updated.paused && carried) await lanes.refill(tx, account.id, key, carried, now);
       return updated;
     });
     const lane = laneKey(account.id, key);

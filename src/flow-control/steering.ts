@@ -4,6 +4,7 @@ import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FlowControl, MessageRecord } from "../model/message.ts";
 import type { FlowKeyStorage, KeySettings, KeySettingsChange } from "./storage.ts";
 import { laneKey } from "./lane-key.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /** A key whose settings another process changed (see FlowKeySettings.reload). */
 export interface KeyChange {
@@ -25,8 +26,13 @@ const WINDOW_GUARD_MS = 50;
 export class FlowKeySettings {
   private readonly byLane = new Map<string, KeySettings>();
 
-  constructor(private readonly store: FlowKeyStorage) {
-    for (const { accountId, key, settings } of store.all()) this.byLane.set(laneKey(accountId, key), settings);
+  private constructor(private readonly store: FlowKeyStorage) {}
+
+  /** The settings as stored now (at start). */
+  static async load(store: FlowKeyStorage): Promise<FlowKeySettings> {
+    const loaded = new FlowKeySettings(store);
+    for (const { accountId, key, settings } of await store.all()) loaded.byLane.set(laneKey(accountId, key), settings);
+    return loaded;
   }
 
   get(accountId: string, key: string): KeySettings | undefined {
@@ -59,25 +65,26 @@ export class FlowKeySettings {
    * Changes what `change` gives of a key's settings (another node's change of other fields
    * stays); runs inside the write that makes the change. Returns the settings as stored now.
    */
-  change(accountId: string, key: string, change: KeySettingsChange): KeySettings {
-    const settings = this.store.change(accountId, key, change);
+  async change(tx: WriteTx, accountId: string, key: string, change: KeySettingsChange): Promise<KeySettings> {
+    const settings = await this.store.change(tx, accountId, key, change);
     this.byLane.set(laneKey(accountId, key), settings);
     return settings;
   }
 
-  forgetAccount(accountId: string): void {
+  /** Inside the write that deletes the account's settings. */
+  async forgetAccount(tx: WriteTx, accountId: string): Promise<void> {
     const prefix = laneKey(accountId, "");
     for (const lane of [...this.byLane.keys()]) if (lane.startsWith(prefix)) this.byLane.delete(lane);
-    this.store.deleteAccount(accountId);
+    await this.store.deleteAccount(tx, accountId);
   }
 
   /**
    * Another process sharing the storage changed keys' settings: takes the stored ones and answers
    * the lanes whose settings changed (their workers must be told), and whether a new rate window began.
    */
-  reload(): KeyChange[] {
+  async reload(): Promise<KeyChange[]> {
     const changed: KeyChange[] = [];
-    const stored = new Map(this.store.all().map((row) => [laneKey(row.accountId, row.key), row]));
+    const stored = new Map((await this.store.all()).map((row) => [laneKey(row.accountId, row.key), row]));
     for (const [lane, { accountId, key, settings }] of stored) {
       const before = this.byLane.get(lane);
       if (JSON.stringify(before) === JSON.stringify(settings)) continue;
@@ -107,13 +114,16 @@ export class FlowKeySettings {
  * A start from before the key's last resetRate or pin no longer counts.
  */
 export function rateWindowListener(settings: FlowKeySettings, store: FlowKeyStorage): MessageListener {
-  const record = ({ message: m, outcome, atMs }: { message: MessageRecord; outcome: DeliveryOutcome; atMs: number }) => {
+  type Ended = { message: MessageRecord; outcome: DeliveryOutcome; atMs: number };
+  // Only a start that counts costs a promise: most messages have no rate.
+  const record = ({ message: m, outcome, atMs }: Ended, tx: WriteTx): Promise<void> | undefined => {
     if (!m.flow) return;
     const { rate, periodMs } = settings.effective(m.accountId, m.flow);
     if (rate === undefined) return;
     const windowStart = settings.get(m.accountId, m.flow.key)?.windowStart;
     if (windowStart !== undefined && outcome.startedAt < windowStart) return;
-    store.addStart(m.accountId, m.flow.key, outcome.startedAt, outcome.startedAt + periodMs + WINDOW_GUARD_MS, atMs);
+    const countsUntil = outcome.startedAt + periodMs + WINDOW_GUARD_MS;
+    return store.addStart(tx, m.accountId, m.flow.key, outcome.startedAt, countsUntil, atMs);
   };
   return { delivered: record, retried: record, failed: record };
 }

@@ -4,6 +4,7 @@ import type { FlowPins } from "../model/flow-control.ts";
 import type { FlowControl } from "../model/message.ts";
 import { jsonColumn } from "../store/json-column.ts";
 import { given, upsertOnly, type Placeholder, type SqlStatement } from "../store/patch.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /** The flow-control settings a message carries in its `extra` column. */
 export const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Optional(FlowControlJson) }));
@@ -11,24 +12,30 @@ export const readFlow = jsonColumn("messages.extra", Type.Object({ flow: Type.Op
 /** Flow control's view of the messages, as every engine keeps it. Counts and keys are read outside writes. */
 export interface FlowStorage {
   /** Sets a claimed message aside (HELD: not dispatchable until released). */
-  hold(id: string): void;
+  hold(tx: WriteTx, id: string): Promise<void>;
   /**
    * Makes the key's `count` oldest held messages due (as of their creation, so that they come
    * before the key's newer messages); returns how many (engines that release after the write may
    * answer an estimate).
    */
-  releaseHeld(accountId: string, key: string, count: number, nowMs: number): number;
+  releaseHeld(tx: WriteTx, accountId: string, key: string, count: number, nowMs: number): Promise<number>;
   /**
    * How many held messages of the key this tick released where its claim cannot see them yet (an
    * engine that releases after the tick's writes; at most an estimate). Until the next claim they
    * are due but not claimable: the gate keeps their room for them.
    */
-  unseenReleases(accountId: string, key: string): number;
+  unseenReleases(tx: WriteTx, accountId: string, key: string): Promise<number>;
+  /**
+   * A message claimed in this write whose key has an older message held where the write cannot see
+   * its release (an engine with several writers: another transaction may be releasing it): it must
+   * wait too, or it would pass that one.
+   */
+  behindHeld(tx: WriteTx, messageId: string): Promise<boolean>;
   /** At start: every held message is due again; returns how many. */
-  releaseAll(nowMs: number): number;
-  heldCount(accountId: string, key: string): number | Promise<number>;
-  keys(accountId: string): string[] | Promise<string[]>;
-  latestLimits(accountId: string, key: string): FlowControl | undefined | Promise<FlowControl | undefined>;
+  releaseAll(tx: WriteTx, nowMs: number): Promise<number>;
+  heldCount(accountId: string, key: string): Promise<number>;
+  keys(accountId: string): Promise<string[]>;
+  latestLimits(accountId: string, key: string): Promise<FlowControl | undefined>;
 }
 
 /** What the API set for one key. */
@@ -90,15 +97,26 @@ export function keySettingsChange(accountId: string, key: string, change: KeySet
   return upsertOnly("flow_keys", { account_id: accountId, key }, created, set, p);
 }
 
-/** Flow-control keys' settings (pause, pins) and recent delivery starts, as every engine keeps them. */
+/**
+ * Flow-control keys' settings (pause, pins) and recent delivery starts, as every engine keeps them.
+ * `all` and `liveStarts` are read outside writes (`liveStarts` at once: a new delivery worker is told
+ * them before its first job); the rest runs inside writes.
+ */
 export interface FlowKeyStorage {
-  all(): Array<{ accountId: string; key: string; settings: KeySettings }>;
+  all(): Promise<Array<{ accountId: string; key: string; settings: KeySettings }>>;
   /** Changes only what `change` gives of the key's stored settings (see keySettingsChange); returns them as stored. */
-  change(accountId: string, key: string, change: KeySettingsChange): KeySettings;
+  change(tx: WriteTx, accountId: string, key: string, change: KeySettingsChange): Promise<KeySettings>;
   /** A delivery of a rate-limited key started at `startedAt`; it counts until `countsUntil`. */
-  addStart(accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number): void;
-  clearStarts(accountId: string, key: string): void;
+  addStart(
+    tx: WriteTx,
+    accountId: string,
+    key: string,
+    startedAt: number,
+    countsUntil: number,
+    nowMs: number,
+  ): Promise<void>;
+  clearStarts(tx: WriteTx, accountId: string, key: string): Promise<void>;
   /** Starts still counting at `nowMs`, per key, oldest first. */
   liveStarts(nowMs: number): Array<{ accountId: string; key: string; starts: number[] }>;
-  deleteAccount(accountId: string): void;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<void>;
 }

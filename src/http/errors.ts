@@ -75,7 +75,9 @@ export function installErrorHandling(app: RoutePlugin, log: Logger) {
   };
 
   app.onError({ as: "global" }, (context) => {
-    const response = mapError(context as unknown as ErrorContext);
+    // Every error context carries these (the route's, or none for a request no route matched).
+    const { code, error, request, path, query } = context;
+    const response = mapError({ code, error, request, path: String(path ?? new URL(request.url).pathname), query });
     context.set.status = response.status;
     return response;
   });

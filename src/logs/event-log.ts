@@ -2,6 +2,7 @@ import type { MessageEventMap, MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { redactBody, redactHeaders } from "../model/redact.ts";
 import { traceIdOf } from "../model/trace.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { EventRecord, EventState } from "./model.ts";
 import type { EventStorage } from "./storage.ts";
 
@@ -70,17 +71,20 @@ export const logEntries = {
   ],
 };
 
-/** Writes every transition of every message to the event log, in the write that makes it. */
+/** Writes every transition of every message to the event log, in the write `tx` that makes it. */
 export function eventLogListener(store: EventStorage): MessageListener {
-  const append = (entries: EventRecord[]) => {
-    for (const e of entries) store.append(e);
+  const appendAll = async (tx: WriteTx, entries: EventRecord[]) => {
+    for (const e of entries) await store.append(tx, e);
   };
+  // Most transitions write one entry: its append's promise is the listener's, with none around it.
+  const append = (tx: WriteTx, entries: EventRecord[]) =>
+    entries.length === 1 ? store.append(tx, entries[0]!) : appendAll(tx, entries);
   return {
-    created: (e) => append(logEntries.created(e)),
-    claimed: (e) => append(logEntries.claimed(e)),
-    delivered: (e) => append(logEntries.delivered(e)),
-    retried: (e) => append(logEntries.retried(e)),
-    failed: (e) => append(logEntries.failed(e)),
-    cancelled: (e) => append(logEntries.cancelled(e)),
+    created: (e, tx) => append(tx, logEntries.created(e)),
+    claimed: (e, tx) => append(tx, logEntries.claimed(e)),
+    delivered: (e, tx) => append(tx, logEntries.delivered(e)),
+    retried: (e, tx) => append(tx, logEntries.retried(e)),
+    failed: (e, tx) => append(tx, logEntries.failed(e)),
+    cancelled: (e, tx) => append(tx, logEntries.cancelled(e)),
   };
 }

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { HeaderPairs } from "../model/columns.ts";
 import { jsonColumn } from "../store/json-column.ts";
 import type { Filter } from "../filters/filter.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { joinLabels, splitLabels } from "../model/labels.ts";
 import type { EventRecord, EventState } from "./model.ts";
 
@@ -110,11 +111,14 @@ export function eventOf(r: EventRow): EventRecord & { seq: number } {
   };
 }
 
-/** The event log as every engine keeps it: `append` and `deleteAccount` inside a write, the rest outside. */
+/** A stored log entry, with its position in the log. */
+export type StoredEvent = EventRecord & { seq: number };
+
+/** The event log as every engine keeps it: `append` and `deleteAccount` inside a write (`tx`), the rest outside. */
 export interface EventStorage {
-  append(e: EventRecord): void;
-  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> | Promise<Array<EventRecord & { seq: number }>>;
-  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Iterable<EventRecord & { seq: number }> | Promise<Iterable<EventRecord & { seq: number }>>;
-  prune(accountId: string, beforeMs: number): number | Promise<number>;
-  deleteAccount(accountId: string): void;
+  append(tx: WriteTx, e: EventRecord): Promise<void>;
+  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<StoredEvent[]>;
+  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Iterable<StoredEvent>>;
+  prune(accountId: string, beforeMs: number): Promise<number>;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<void>;
 }

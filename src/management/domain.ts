@@ -17,7 +17,7 @@ export interface ManagementDomainDeps {
   /** The usage-metrics engine every statistic reads (the messaging engine counts into it too). */
   engine: MetricsEngine;
   /** Live DLQ size of an account; read on every statistics request. */
-  dlqCount(accountId: string): number | Promise<number>;
+  dlqCount(accountId: string): Promise<number>;
   /** The indexes' stores and the ledger of usage fixtures already applied (from the storage engine). */
   stores: { search: SearchStore; vector: VectorStore; ledger: UsageFixtureLedgerStorage };
 }
@@ -28,26 +28,28 @@ export interface ManagementDomain {
 }
 
 /**
- * Search and vector indexes and both statistics endpoints. Throws a
- * ConfigError when an index or usage fixture of the config file is invalid.
+ * Search and vector indexes and both statistics endpoints; the config file's index and usage
+ * fixtures are stored first. Rejects with a ConfigError when one of them is invalid.
  */
-export function createManagementDomain(ctx: AppContext, deps: ManagementDomainDeps): ManagementDomain {
+export async function createManagementDomain(ctx: AppContext, deps: ManagementDomainDeps): Promise<ManagementDomain> {
   const { engine } = deps;
   const shared: ManagementDeps = { clock: ctx.clock, commit: ctx.commit, dialect: ctx.dialect };
   const { search: searchStore, vector: vectorStore, ledger } = deps.stores;
   const search = new SearchIndexes(searchStore, engine, shared);
   const vector = new VectorIndexes(vectorStore, engine, shared);
 
-  ctx.commit.nested(() =>
-    applyFixtures(ctx.accounts.all(), {
-      search: searchStore,
-      vector: vectorStore,
-      engine,
-      ledger,
-      nowMs: ctx.clock.now(),
-      source: ctx.config.configFile ?? "config",
-    }),
-  );
+  const targets = {
+    search: searchStore,
+    vector: vectorStore,
+    engine,
+    ledger,
+    nowMs: ctx.clock.now(),
+    source: ctx.config.configFile ?? "config",
+  };
+  // Nothing to store, no write: a start on a locked database (or a full disk) still answers reads.
+  const all = ctx.accounts.all();
+  if (all.some((a) => [a.source.searchIndexes, a.source.vectorIndexes, a.source.vectorUsage].some((f) => f?.length)))
+    await ctx.commit.run((tx) => applyFixtures(tx, all, targets));
   const { accounts, dialect, clock } = ctx;
   const stats = { accounts, dialect, clock, engine, dlqCount: (id: string) => deps.dlqCount(id) };
   return {

@@ -12,6 +12,7 @@ import { newSearchRow } from "./search/logic.ts";
 import type { SearchStore } from "./search/storage.ts";
 import { DimensionCount, newVectorRow, SimilarityFunction } from "./vector/logic.ts";
 import type { UsageFixtureLedgerStorage, VectorStore } from "./vector/storage.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 const common = {
   id: Type.Optional(IndexId),
@@ -61,8 +62,9 @@ interface Located<T> {
  * Applies `searchIndexes`, `vectorIndexes` and `vectorUsage` of every account: indexes are upserted
  * by id (explicit, or derived from account and name) so ids, tokens and usage survive restarts;
  * each usage entry is recorded once. Everything is validated first; a bad fixture is a ConfigError.
+ * Runs inside the start's write (`tx`).
  */
-export function applyFixtures(accounts: Account[], t: FixtureTargets): void {
+export async function applyFixtures(tx: WriteTx, accounts: Account[], t: FixtureTargets): Promise<void> {
   const fail = (path: string, message: string): never => {
     throw new ConfigError("--config", `${t.source}: ${path}: ${message}`);
   };
@@ -83,42 +85,49 @@ export function applyFixtures(accounts: Account[], t: FixtureTargets): void {
   });
 
   const seenIds = new Map<string, string>();
-  const resolved = plans.map(({ account, search, vector, usage }) => {
-    const ids = (kind: "search" | "vector", list: Located<{ id?: string; name: string }>[]) => {
+  const resolved = [];
+  for (const { account, search, vector, usage } of plans) {
+    const ids = async (kind: "search" | "vector", list: Located<{ id?: string; name: string }>[]) => {
       const names = new Map<string, string>();
-      return list.map(({ value, path }) => {
+      const found: string[] = [];
+      for (const { value, path } of list) {
         const id = value.id ?? derivedIndexId(kind, account.id, value.name);
         if (names.has(value.name)) fail(`${path}.name`, `repeats the name of ${names.get(value.name)}`);
         if (seenIds.has(id)) fail(`${path}.id`, `repeats the index id of ${seenIds.get(id)}`);
         const store = kind === "search" ? t.search : t.vector;
-        const holder = store.idByName(account.id, value.name);
+        const holder = await store.idByName(tx, account.id, value.name);
         if (holder && holder !== id)
           fail(`${path}.name`, `an index named "${value.name}" was created through the API (id ${holder}); give the fixture that id or another name`);
         seenIds.set(id, path);
         names.set(value.name, path);
-        return id;
-      });
+        found.push(id);
+      }
+      return found;
     };
-    return { account, search, vector, usage, searchIds: ids("search", search), vectorIds: ids("vector", vector) };
-  });
+    const searchIds = await ids("search", search);
+    resolved.push({ account, search, vector, usage, searchIds, vectorIds: await ids("vector", vector) });
+  }
 
   for (const r of resolved) {
-    r.search.forEach(({ value: f }, i) => upsertSearch(r.account, r.searchIds[i]!, f, t));
-    r.vector.forEach(({ value: f }, i) => upsertVector(r.account, r.vectorIds[i]!, f, t));
+    for (const [i, { value: f }] of r.search.entries()) await upsertSearch(tx, r.account, r.searchIds[i]!, f, t);
+    for (const [i, { value: f }] of r.vector.entries()) await upsertVector(tx, r.account, r.vectorIds[i]!, f, t);
   }
-  for (const r of resolved) recordUsage(r.account, r.usage, t, fail);
+  for (const r of resolved) await recordUsage(tx, r.account, r.usage, t, fail);
 }
 
 const snake = (camel: string) => camel.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
 
-function overrides(f: Static<typeof SearchIndexFixture>): Record<string, number> {
+type SearchFixture = Static<typeof SearchIndexFixture>;
+type VectorFixture = Static<typeof VectorIndexFixture>;
+
+function overrides(f: SearchFixture): Record<string, number> {
   return Object.fromEntries(Object.entries(f.limits ?? {}).map(([k, v]) => [snake(k), v as number]));
 }
 
-function upsertSearch(account: Account, id: string, f: Static<typeof SearchIndexFixture>, t: FixtureTargets) {
-  const before = t.search.byId(id);
+async function upsertSearch(tx: WriteTx, account: Account, id: string, f: SearchFixture, t: FixtureTargets) {
+  const before = await t.search.byId(tx, id);
   const fresh = newSearchRow(account, { id, name: f.name, region: f.region, type: f.type ?? account.plan }, t.nowMs);
-  t.search.upsert({
+  await t.search.upsert(tx, {
     ...fresh,
     ...overrides(f),
     max_monthly_reranks: f.limits?.maxMonthlyReranks ?? fresh.max_monthly_reranks,
@@ -131,8 +140,8 @@ function upsertSearch(account: Account, id: string, f: Static<typeof SearchIndex
   });
 }
 
-function upsertVector(account: Account, id: string, f: Static<typeof VectorIndexFixture>, t: FixtureTargets) {
-  const before = t.vector.byId(id);
+async function upsertVector(tx: WriteTx, account: Account, id: string, f: VectorFixture, t: FixtureTargets) {
+  const before = await t.vector.byId(tx, id);
   const fresh = newVectorRow(
     account,
     {
@@ -142,7 +151,7 @@ function upsertVector(account: Account, id: string, f: Static<typeof VectorIndex
     t.nowMs,
   );
   const { max_monthly_reranks: _unused, ...limits } = overrides(f);
-  t.vector.upsert({
+  await t.vector.upsert(tx, {
     ...fresh,
     ...limits,
     endpoint: before?.endpoint ?? fresh.endpoint,
@@ -152,16 +161,17 @@ function upsertVector(account: Account, id: string, f: Static<typeof VectorIndex
   });
 }
 
-function recordUsage(
+async function recordUsage(
+  tx: WriteTx,
   account: Account,
   entries: Located<Static<typeof VectorUsageFixture>>[],
   t: FixtureTargets,
   fail: (path: string, message: string) => never,
 ) {
-  const lookup = (ref: string) => {
+  const lookup = async (ref: string) => {
     for (const store of [t.vector, t.search]) {
-      if (store.get(account.id, ref)) return ref;
-      const byName = store.idByName(account.id, ref);
+      if (await store.get(tx, account.id, ref)) return ref;
+      const byName = await store.idByName(tx, account.id, ref);
       if (byName) return byName;
     }
     return null;
@@ -170,7 +180,8 @@ function recordUsage(
   const applied: string[] = [];
   for (const { value, path } of entries) {
     const { index, ago, at, ...sample } = value;
-    const indexId = lookup(index) ?? fail(`${path}.index`, `no vector or search index "${index}" in this account`);
+    const indexId =
+      (await lookup(index)) ?? fail(`${path}.index`, `no vector or search index "${index}" in this account`);
     if (ago !== undefined && at !== undefined) fail(path, "give either at or ago, not both");
     let atMs = at ?? t.nowMs;
     if (ago !== undefined) {
@@ -186,10 +197,10 @@ function recordUsage(
     const n = (occurrences.get(text) ?? 0) + 1;
     occurrences.set(text, n);
     const key = new Bun.CryptoHasher("sha256").update(`${account.id}\0${text}\0${n}`).digest("hex");
-    if (t.ledger.seen(key)) continue;
+    if (await t.ledger.seen(tx, key)) continue;
     recordSample(t.engine, indexId, sample as UsageSample, atMs);
     applied.push(key);
   }
-  t.engine.flush();
-  for (const key of applied) t.ledger.mark(key, t.nowMs);
+  await t.engine.flush();
+  for (const key of applied) await t.ledger.mark(tx, key, t.nowMs);
 }

@@ -87,7 +87,7 @@ export function actionTools(deps: McpDeps): Tool[] {
     }),
     ...pauseTools("schedule", "scheduleId", (account, id, paused) => deps.schedules.setPaused(account, id, paused)),
     ...pauseTools("queue", "queueName", (account, name, paused) =>
-      ctx.commit.run(() => deps.queues.setPaused(account, name, paused, ctx.clock.now())),
+      ctx.commit.run((tx) => deps.queues.setPaused(tx, account, name, paused, ctx.clock.now())),
     ),
     ...pauseTools("flow_control_key", "flowControlKey", (account, key, paused) =>
       paused ? deps.flow.pause(account, key) : deps.flow.resume(account, key),

@@ -135,7 +135,7 @@ export function parseFlowControlValue(raw: string, headerName: string): Omit<Flo
     if (!item) continue;
     const match = /^(parallelism|rate|period)\s*=\s*(\S+)$/i.exec(item);
     if (!match) throw badRequest(`invalid ${headerName} "${raw}": expected parallelism=<n>, rate=<n>, period=<duration>`);
-    const [, key, value] = match as unknown as [string, string, string];
+    const [, key = "", value = ""] = match;
     if (key.toLowerCase() === "period") {
       try {
         out.periodMs = parseSecondsOrDuration(value);

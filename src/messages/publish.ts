@@ -9,6 +9,7 @@ import { parsePublishOptions, type PublishOptions } from "./options.ts";
 import type { Destination } from "./destination.ts";
 import type { ClaimOnInsert, MessageLifecycle } from "./lifecycle.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /** One delivery address a publish fans out to. */
 export interface Target {
@@ -17,8 +18,15 @@ export interface Target {
   endpointName?: string;
 }
 
-/** Resolves a URL Group name to its endpoints and default headers; undefined when unknown. */
-export type GroupResolver = (account: Account, name: string) => { targets: Target[]; defaults: Headers } | undefined;
+/**
+ * Resolves a URL Group name to its endpoints and default headers; undefined when unknown. Inside
+ * a write (`tx`) or outside one (null: a publish resolves its group before its write).
+ */
+export type GroupResolver = (
+  tx: WriteTx | null,
+  account: Account,
+  name: string,
+) => Promise<{ targets: Target[]; defaults: Headers } | undefined>;
 
 export interface PublishInput {
   account: Account;
@@ -49,9 +57,14 @@ export interface PublishResult {
 
 /**
  * Deduplication seam: given the messages about to be stored, returns for each either undefined
- * (store it) or the id of the original it duplicates. Runs inside the publishing transaction.
+ * (store it) or the id of the original it duplicates. Runs inside the publishing write `tx`.
  */
-export type Deduplicator = (messages: MessageRecord[], options: PublishOptions, nowMs: number) => Array<string | undefined>;
+export type Deduplicator = (
+  tx: WriteTx,
+  messages: MessageRecord[],
+  options: PublishOptions,
+  nowMs: number,
+) => Promise<Array<string | undefined>>;
 
 /**
  * Earliest dispatch time of the stored messages, for the dispatcher's wake: undefined when one
@@ -88,16 +101,17 @@ export interface PublishDeps {
 }
 
 /**
- * A layer riding on publishes (workflow runs). Runs inside the write that stores a publish, before
- * its messages are stored: it may reshape them, answer for each the id of an earlier message it
- * duplicates (undefined: store it), or refuse the publish by throwing.
+ * A layer riding on publishes (workflow runs). Runs inside the write `tx` that stores a publish,
+ * before its messages are stored: it may reshape them, answer for each the id of an earlier
+ * message it duplicates (undefined: store it), or refuse the publish by throwing.
  */
 export type PublishAdmission = (
+  tx: WriteTx,
   input: PublishInput,
   messages: MessageRecord[],
   options: PublishOptions,
   nowMs: number,
-) => Array<string | undefined> | undefined;
+) => Promise<Array<string | undefined> | undefined>;
 
 export class PublishService {
   private readonly lifecycle: MessageLifecycle;
@@ -106,7 +120,7 @@ export class PublishService {
   private readonly deduplicate: Deduplicator;
   private readonly claimOnInsert: ClaimOnInsert;
   private readonly wake: Wake;
-  private readonly admit: PublishAdmission;
+  private readonly admit: PublishAdmission | undefined;
 
   constructor(
     private readonly ctx: AppContext,
@@ -118,27 +132,33 @@ export class PublishService {
     this.deduplicate = deps.deduplicate;
     this.claimOnInsert = deps.claimOnInsert;
     this.wake = deps.wake;
-    this.admit = deps.admit ?? (() => undefined);
+    this.admit = deps.admit;
   }
 
   /** Validates, builds and durably stores the messages; resolves only after the commit. */
   async publish(input: PublishInput): Promise<PublishResult> {
-    const { messages, options, isGroup } = this.prepare(input);
+    const { messages, options, isGroup } = await this.prepare(null, input);
     const now = this.ctx.clock.now();
-    const results = await this.ctx.commit.run(() => this.store(messages, options, input, now));
+    const results = await this.ctx.commit.run((tx) => this.store(tx, messages, options, input, now));
     this.wake(earliestDue(messages));
     const allDuplicates = results.every((r) => r.deduplicated);
     return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
   }
 
-  /** Everything short of storing: validation, destination resolution, message records. */
-  prepare(input: PublishInput): { messages: MessageRecord[]; options: PublishOptions; isGroup: boolean } {
+  /**
+   * Everything short of storing: validation, destination resolution, message records. Inside the
+   * write `tx` that stores them, or before it (null).
+   */
+  async prepare(
+    tx: WriteTx | null,
+    input: PublishInput,
+  ): Promise<{ messages: MessageRecord[]; options: PublishOptions; isGroup: boolean }> {
     const now = this.ctx.clock.now();
     let targets: Target[];
     let defaults: Headers | undefined;
     if (input.destination.kind === "url") targets = [{ url: input.destination.url }];
     else {
-      const group = this.resolveGroup(input.account, input.destination.name);
+      const group = await this.resolveGroup(tx, input.account, input.destination.name);
       if (!group) throw notFound(`URL Group "${input.destination.name}" not found`);
       targets = group.targets;
       defaults = group.defaults;
@@ -150,18 +170,29 @@ export class PublishService {
     return { messages, options, isGroup: input.destination.kind === "group" };
   }
 
-  /** Runs inside a transaction: stores each message unless it is a duplicate. */
-  store(messages: MessageRecord[], options: PublishOptions, input: PublishInput, now: number): PublishedMessage[] {
-    const admitted = this.admit(input, messages, options, now);
-    const duplicates = this.deduplicate(messages, options, now);
+  /** Runs inside the write `tx`: stores each message unless it is a duplicate. */
+  async store(
+    tx: WriteTx,
+    messages: MessageRecord[],
+    options: PublishOptions,
+    input: PublishInput,
+    now: number,
+  ): Promise<PublishedMessage[]> {
+    const admitted = this.admit ? await this.admit(tx, input, messages, options, now) : undefined;
+    const duplicates = await this.deduplicate(tx, messages, options, now);
     this.usage.count(input.account.id, MessagingMetric.requests, 1, now);
     if (input.body.length > 0) this.usage.count(input.account.id, MessagingMetric.bandwidth, input.body.length, now);
-    return messages.map((m, i) => {
+    const results: PublishedMessage[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i]!;
       const original = admitted?.[i] ?? duplicates[i];
-      if (original) return { messageId: original, url: m.url, deduplicated: true };
-      this.lifecycle.accept(m, now, this.claimOnInsert);
-      return { messageId: m.id, url: m.url };
-    });
+      if (original) results.push({ messageId: original, url: m.url, deduplicated: true });
+      else {
+        await this.lifecycle.accept(tx, m, now, this.claimOnInsert);
+        results.push({ messageId: m.id, url: m.url });
+      }
+    }
+    return results;
   }
 
   private buildMessage(input: PublishInput, o: PublishOptions, target: Target, now: number): MessageRecord {

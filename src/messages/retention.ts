@@ -3,7 +3,7 @@ import type { BackgroundService } from "../core/service.ts";
 
 /** A log that drops its entries of one account older than a time, a bounded batch per call. */
 export interface Prunable {
-  prune(accountId: string, beforeMs: number): number | Promise<number>;
+  prune(accountId: string, beforeMs: number): Promise<number>;
 }
 
 const EVERY_MS = 10 * 60 * 1000;

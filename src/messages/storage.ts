@@ -1,5 +1,6 @@
 import type { Filter } from "../filters/filter.ts";
 import type { MessageRecord, MessageState } from "../model/message.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 /** Live (not yet finished) messages by what they wait for. */
 export interface MessageCensus {
@@ -14,38 +15,40 @@ export interface MessageCensus {
 }
 
 /**
- * The live messages, as every engine keeps them. Writes and `get`/`due`/`find`/`stillClaimed`
- * run inside a write; `read` outside one.
+ * The live messages, as every engine keeps them. Writes and `get`/`due`/`find`/`stillClaimed`/
+ * `recoverInFlight` run inside a write (`tx`); `read`, `nextDueAt` and the censuses outside one.
  */
 export interface MessageStorage {
-  insert(m: MessageRecord): void;
+  insert(tx: WriteTx, m: MessageRecord): Promise<void>;
   /**
    * Stores a new message claimed by this process in the same write, as `insert` then `claim` would
    * leave it (ACTIVE, due nowhere), in one row write where the engine can.
    */
-  insertClaimed(m: MessageRecord): void;
-  get(accountId: string, id: string): MessageRecord | undefined;
-  read(accountId: string, id: string): MessageRecord | undefined | Promise<MessageRecord | undefined>;
-  due(nowMs: number, limit: number): MessageRecord[];
+  insertClaimed(tx: WriteTx, m: MessageRecord): Promise<void>;
+  get(tx: WriteTx, accountId: string, id: string): Promise<MessageRecord | undefined>;
+  read(accountId: string, id: string): Promise<MessageRecord | undefined>;
+  due(tx: WriteTx, nowMs: number, limit: number): Promise<MessageRecord[]>;
   /** Claims a message stored earlier (its row becomes ACTIVE, due nowhere). */
-  claim(id: string): void;
+  claim(tx: WriteTx, id: string): Promise<void>;
   /** Claims messages `due` handed out in this write, all at once (one statement where the engine can). */
-  claimDue(ids: readonly string[]): void;
+  claimDue(tx: WriteTx, ids: readonly string[]): Promise<void>;
   /** Of these messages, those whose attempt this process started is still its own (not handed back to others). */
-  stillClaimed(ids: readonly string[]): Set<string>;
-  /**
-   * The next write will ask `stillClaimed` for these: an engine whose reads inside a write wait
-   * for a round trip may send that read now, while the write under way commits.
-   */
-  checkClaimsAhead?(ids: readonly string[]): void;
-  reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void;
-  setDispatch(id: string, state: MessageState, dispatchAt: number | null): void;
-  delete(id: string): boolean;
-  nextDueAt(): number | null;
-  recoverInFlight(nowMs: number): number;
-  deleteAccount(accountId: string): string[];
-  find(accountId: string, f: Filter, afterSeq: number | null, limit: number): Array<MessageRecord & { seq: number }>;
+  stillClaimed(tx: WriteTx, ids: readonly string[]): Promise<Set<string>>;
+  reschedule(tx: WriteTx, id: string, state: MessageState, dispatchAt: number | null, retried: number): Promise<void>;
+  setDispatch(tx: WriteTx, id: string, state: MessageState, dispatchAt: number | null): Promise<void>;
+  delete(tx: WriteTx, id: string): Promise<boolean>;
+  /** Outside a write: the earliest time a stored message is due (null: none is). */
+  nextDueAt(): Promise<number | null>;
+  recoverInFlight(tx: WriteTx, nowMs: number): Promise<number>;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<string[]>;
+  find(
+    tx: WriteTx,
+    accountId: string,
+    f: Filter,
+    afterSeq: number | null,
+    limit: number,
+  ): Promise<Array<MessageRecord & { seq: number }>>;
   /** Outside a write: how many stored messages are due, delayed, in flight or waiting. */
-  census(nowMs: number): MessageCensus | Promise<MessageCensus>;
-  accountCensus(accountId: string, nowMs: number): MessageCensus | Promise<MessageCensus>;
+  census(nowMs: number): Promise<MessageCensus>;
+  accountCensus(accountId: string, nowMs: number): Promise<MessageCensus>;
 }

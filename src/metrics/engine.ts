@@ -5,6 +5,7 @@ import { BIN_COUNT, binOf, emptySummary, quantile, type LatencySummary } from ".
 import { LEVELS, mergePart, Part, type RollupStorage, type RollupWrite } from "./storage.ts";
 import { gridEndMin, MINUTE_MS, monthGrid, periodGrid, type Grid } from "./time.ts";
 import type { UsageRecorder } from "./usage.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 interface Cell {
   owner: string;
@@ -80,12 +81,10 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
   start(): void {
     const prune = () => {
       if (this.stopped) return;
-      try {
-        this.prune();
-      } catch (error) {
+      this.prune().catch((error) => {
         // A locked or full database must not end the process from a timer; the next run prunes.
         this.opts.log?.error("usage metrics prune failed; trying again at the next run", { error: String(error) });
-      }
+      });
       this.cancelPrune = this.clock.at(this.clock.now() + this.pruneEveryMs, prune);
     };
     prune();
@@ -96,7 +95,7 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
     this.stopped = true;
     this.cancelPrune?.();
     this.cancelFlush?.();
-    this.flush();
+    void this.flush();
   }
 
   count(owner: string, metric: string, value: number, atMs: number): void {
@@ -127,7 +126,7 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
       cell.value = mergePart(part, cell.value, cell.atMs, value, atMs);
       cell.atMs = Math.max(cell.atMs, atMs);
     } else this.pending.add({ owner, metric, minute, part, value, atMs });
-    if (this.stopped) this.flush();
+    if (this.stopped) void this.flush();
     else this.armFlush();
   }
 
@@ -135,12 +134,12 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
     if (this.cancelFlush) return;
     this.cancelFlush = this.clock.at(this.clock.now() + this.flushEveryMs, () => {
       this.cancelFlush = null;
-      this.flush();
+      void this.flush();
     });
   }
 
-  /** Writes what is pending; resolves once it is stored (at once on a synchronous store). */
-  flush(): void | Promise<void> {
+  /** Writes what is pending; resolves once it is stored (or kept for the next flush when that failed). */
+  async flush(): Promise<void> {
     if (this.pending.size === 0) return;
     const cells = this.pending;
     this.pending = new Cells();
@@ -158,8 +157,7 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
       }
     }
     try {
-      const written = this.store.write([...rows.values()]);
-      if (written instanceof Promise) return written.catch((error) => this.keep(cells, error));
+      await this.store.write([...rows.values()]);
     } catch (error) {
       this.keep(cells, error);
     }
@@ -185,16 +183,17 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
    * Drops rollups older than both the 30-day grid and the current month (daily series), keeping
    * the newest value of each gauge.
    */
-  prune(): number | Promise<number> {
+  prune(): Promise<number> {
     const now = this.clock.now();
     const cutoff = Math.min(periodGrid("30d", now).startMin, monthGrid(now).startMin);
     return this.store.prune(cutoff);
   }
 
-  /** Removes everything recorded for an owner (a deleted index). */
-  forget(owner: string): void {
-    this.flush();
-    this.store.deleteOwner(owner);
+  /** Removes everything recorded for an owner (a deleted index), inside the write `tx` that deletes it. */
+  async forget(tx: WriteTx, owner: string): Promise<void> {
+    // Not awaited: the counts go in a transaction of their own (written at once on SQLite).
+    void this.flush();
+    await this.store.deleteOwner(tx, owner);
   }
 
   /** Sum of the metric per grid point. */

@@ -1,3 +1,5 @@
+import type { WriteTx } from "../store/transactor.ts";
+
 /**
  * Bucket sizes in minutes kept for every metric. A statistics grid reads the largest one that
  * divides its step: 1h→1, 3h→3, 12h/1d/3d/7d→12, 30d→180 and daily series→1440, so no request
@@ -32,12 +34,12 @@ export interface RollupRow {
   at_ms: number;
 }
 
-/** Usage rollups as every engine keeps them; only `deleteOwner` runs inside a write. */
+/** Usage rollups as every engine keeps them; only `deleteOwner` runs inside a write (`tx`). */
 export interface RollupStorage {
-  /** Writes every row in one transaction. */
-  write(rows: RollupWrite[]): void | Promise<void>;
-  range(owner: string, metric: string, res: number, fromMin: number, toMin: number): RollupRow[] | Promise<RollupRow[]>;
-  gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): number | null | Promise<number | null>;
-  prune(beforeMin: number): number | Promise<number>;
-  deleteOwner(owner: string): void;
+  /** Writes every row in one transaction of its own. */
+  write(rows: RollupWrite[]): Promise<void>;
+  range(owner: string, metric: string, res: number, fromMin: number, toMin: number): Promise<RollupRow[]>;
+  gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): Promise<number | null>;
+  prune(beforeMin: number): Promise<number>;
+  deleteOwner(tx: WriteTx, owner: string): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "../core/log.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { MessageRecord } from "./message.ts";
 import type { DeliveryOutcome } from "./outcome.ts";
 
@@ -28,25 +29,26 @@ export interface MessageEventMap {
 
 export type MessageEventType = keyof MessageEventMap;
 
-/** A listener that keeps its own state in step with messages; every method is optional. */
-export type MessageListener = { [K in MessageEventType]?: (event: MessageEventMap[K]) => void };
+/**
+ * A listener that keeps its own state in step with messages, inside the write that changes the
+ * message (`tx`); every method is optional.
+ */
+export type MessageListener = { [K in MessageEventType]?: (event: MessageEventMap[K], tx: WriteTx) => void | Promise<void> };
 
 export type FinishedHow = "delivered" | "failed" | "cancelled";
 
 /** A listener for the three ways a message ends. */
-export function onFinished(fn: (message: MessageRecord, how: FinishedHow, atMs: number) => void): MessageListener {
+export function onFinished(
+  fn: (tx: WriteTx, message: MessageRecord, how: FinishedHow, atMs: number) => void | Promise<void>,
+): MessageListener {
   return {
-    delivered: (e) => fn(e.message, "delivered", e.atMs),
-    failed: (e) => fn(e.message, "failed", e.atMs),
-    cancelled: (e) => fn(e.message, "cancelled", e.atMs),
+    delivered: (e, tx) => fn(tx, e.message, "delivered", e.atMs),
+    failed: (e, tx) => fn(tx, e.message, "failed", e.atMs),
+    cancelled: (e, tx) => fn(tx, e.message, "cancelled", e.atMs),
   };
 }
 
-/** The part of the group commit the bus needs: a follow-up once the write under way is committed. */
-export interface CommitFollowUps {
-  afterCommit(fn: (committed: boolean) => void): void;
-}
-
+type Listeners = { [K in MessageEventType]: Array<(event: MessageEventMap[K], tx: WriteTx) => void | Promise<void>> };
 type Handlers = { [K in MessageEventType]: Array<(event: MessageEventMap[K]) => void> };
 
 const TYPES: readonly MessageEventType[] = ["created", "claimed", "delivered", "retried", "failed", "cancelled"];
@@ -58,8 +60,8 @@ const emptyHandlers = (): Handlers => ({ created: [], claimed: [], delivered: []
  *
  * - **Listeners** (given to the constructor, fixed for the life of the server) keep state that
  *   must move with the message: the event log, usage statistics, queues, schedules. They run
- *   synchronously inside the write that changes the message, in the order given, and may write
- *   to the database. A listener that throws fails that write: the change, its log entries and
+ *   inside the write that changes the message (they get its `tx`), one after the other in the
+ *   order given, and may write to the database. A listener that throws fails that write: the change, its log entries and
  *   every other listener's writes are rolled back together. Listeners must not depend on each
  *   other's order and must not emit events themselves.
  * - **Observers** (`observe`, any time, any number) only count or display: a metrics endpoint,
@@ -71,11 +73,10 @@ const emptyHandlers = (): Handlers => ({ created: [], claimed: [], delivered: []
  *   by the dispatcher through it: every transition of every message, callbacks included.
  */
 export class MessageEvents {
-  private readonly listeners = emptyHandlers();
+  private readonly listeners: Listeners = { created: [], claimed: [], delivered: [], retried: [], failed: [], cancelled: [] };
   private readonly observers = emptyHandlers();
 
   constructor(
-    private readonly commit: CommitFollowUps,
     private readonly log: Logger,
     listeners: readonly MessageListener[],
   ) {
@@ -87,10 +88,11 @@ export class MessageEvents {
     }
   }
 
-  emit<K extends MessageEventType>(type: K, event: MessageEventMap[K]): void {
-    for (const listener of this.listeners[type]) listener(event);
+  /** Inside the write `tx` that makes the change: the listeners, one after the other; the observers once it is committed. */
+  async emit<K extends MessageEventType>(tx: WriteTx, type: K, event: MessageEventMap[K]): Promise<void> {
+    for (const listener of this.listeners[type]) await listener(event, tx);
     if (this.observers[type].length === 0) return;
-    this.commit.afterCommit((committed) => {
+    tx.afterCommit((committed) => {
       if (!committed) return;
       // The observers of the moment: observe and its undo replace the list instead of changing it,
       // so one that stops (itself or another) during this loop still gets this event.

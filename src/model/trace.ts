@@ -83,7 +83,7 @@ export function parseTraceparent(value: string | null | undefined): { traceId: s
   if (!value) return undefined;
   const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/.exec(value.trim());
   if (!m) return undefined;
-  const [, version, traceId, spanId, flags, rest] = m as unknown as [string, string, string, string, string, string?];
+  const [, version = "", traceId = "", spanId = "", flags = "", rest] = m;
   if (version === "ff" || (version === "00" && rest !== undefined)) return undefined;
   if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
   return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1 };

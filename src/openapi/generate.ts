@@ -70,7 +70,8 @@ export function openApiPath(path: string): { path: string; pathParams: string[] 
 
 function parametersOf(route: RouteLike, pathParams: string[]): JsonSchema[] {
   const hooks = route.hooks ?? {};
-  const documented = (plain((hooks.detail as { parameters?: unknown } | undefined)?.parameters) ?? []) as unknown as JsonSchema[];
+  const listed = (hooks.detail as { parameters?: unknown } | undefined)?.parameters;
+  const documented: JsonSchema[] = Array.isArray(listed) ? listed.flatMap((p: unknown): JsonSchema[] => { const s = plain(p); return s ? [s] : []; }) : [];
   const params = plain(hooks.params);
   const pathProps = (params?.properties ?? {}) as Record<string, JsonSchema>;
   const out: JsonSchema[] = pathParams.map((name) => ({

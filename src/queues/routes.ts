@@ -7,6 +7,7 @@ import { authenticatePublishing, messagingAuth } from "../http/auth.ts";
 import type { PublishService } from "../messages/publish.ts";
 import { publishTo } from "../messages/routes.ts";
 import { rawAfter, type RequestServer } from "../http/request.ts";
+import type { Write } from "../store/transactor.ts";
 import type { QueueService } from "./service.ts";
 import { Type } from "@sinclair/typebox";
 import { apiDoc, jsonContent, rawBody } from "../openapi/doc.ts";
@@ -22,10 +23,11 @@ const QueueBody = t.Object({
 
 /** `/v2/queues` and `POST /v2/enqueue/{queue}/{destination}` (docs/messaging-api.md, Queues). */
 export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: PublishService) {
-  const write = (fn: () => void) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
+  const write = (fn: Write<void>) => ctx.commit.run(fn).then(() => new Response(null, { status: 200 }));
+  const now = () => ctx.clock.now();
   return new Elysia()
     .use(messagingAuth(ctx.accounts, ctx.dialect))
-    .post("/v2/queues", ({ account, body }) => write(() => queues.upsert(account, body, ctx.clock.now())), {
+    .post("/v2/queues", ({ account, body }) => write((tx) => queues.upsert(tx, account, body, now())), {
       body: QueueBody,
       detail: apiDoc({ summary: "Create or update a queue", responses: { 200: EMPTY_OK } }),
     })
@@ -34,18 +36,18 @@ export function queueRoutes(ctx: AppContext, queues: QueueService, publisher: Pu
       params: QueueParams,
       detail: apiDoc({ summary: "Get a queue", responses: { 200: jsonContent(QueueJson, "the queue") } }),
     })
-    .delete("/v2/queues/:name", ({ account, params }) => write(() => queues.delete(account, params.name, ctx.clock.now())), {
+    .delete("/v2/queues/:name", ({ account, params }) => write((tx) => queues.delete(tx, account, params.name, now())), {
       params: QueueParams,
       detail: apiDoc({ summary: "Delete a queue and cancel its messages", responses: { 200: EMPTY_OK } }),
     })
     .post(
       "/v2/queues/:name/pause",
-      ({ account, params }) => write(() => queues.setPaused(account, params.name, true, ctx.clock.now())),
+      ({ account, params }) => write((tx) => queues.setPaused(tx, account, params.name, true, now())),
       { params: QueueParams, detail: apiDoc({ summary: "Pause a queue", responses: { 200: EMPTY_OK } }) },
     )
     .post(
       "/v2/queues/:name/resume",
-      ({ account, params }) => write(() => queues.setPaused(account, params.name, false, ctx.clock.now())),
+      ({ account, params }) => write((tx) => queues.setPaused(tx, account, params.name, false, now())),
       { params: QueueParams, detail: apiDoc({ summary: "Resume a queue", responses: { 200: EMPTY_OK } }) },
     )
     .post("/v2/enqueue/*", ({ request, account, server }) => enqueueAnswer(ctx, queues, publisher, account, request, server), {
@@ -81,7 +83,7 @@ async function enqueueAnswer(
   const slash = rest.indexOf("/");
   if (slash <= 0) throw badRequest("invalid enqueue path: expected /v2/enqueue/{queue}/{destination}");
   const queueName = decodeName(rest.slice(0, slash));
-  queues.checkCanUse(account, queueName);
+  await queues.checkCanUse(null, account, queueName);
   return publishTo(ctx, publisher, { account, request, server, rawDestination: rest.slice(slash + 1), queueName });
 }
 

@@ -1,4 +1,5 @@
 import { given, updateOnly, upsertOnly, type Placeholder, type SqlStatement } from "../store/patch.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 export interface QueueRow {
   account_id: string;
@@ -15,30 +16,43 @@ export interface QueueChange {
   paused?: boolean;
 }
 
-/** Queues as every engine keeps them; `lag` is read outside writes, the rest inside. */
+/** Queues as every engine keeps them; `list` and `lag` are read outside writes, `get` and `count` both ways. */
 export interface QueueStorage {
-  get(accountId: string, name: string): QueueRow | undefined;
-  list(accountId: string): QueueRow[];
-  count(accountId: string): number;
+  get(tx: WriteTx | null, accountId: string, name: string): Promise<QueueRow | undefined>;
+  list(accountId: string): Promise<QueueRow[]>;
+  count(tx: WriteTx | null, accountId: string): Promise<number>;
   /**
    * Creates the queue (`change` over `created`) or changes only the fields `change` gives of the
    * one stored, whatever another node changed meanwhile; returns the queue as stored now.
    */
-  upsert(accountId: string, name: string, change: QueueChange, created: Required<QueueChange>, nowMs: number): QueueRow;
+  upsert(
+    tx: WriteTx,
+    accountId: string,
+    name: string,
+    change: QueueChange,
+    created: Required<QueueChange>,
+    nowMs: number,
+  ): Promise<QueueRow>;
   /** Changes only the fields `change` gives of the stored queue; undefined when none is stored. */
-  update(accountId: string, name: string, change: QueueChange, nowMs: number): QueueRow | undefined;
-  delete(accountId: string, name: string): boolean;
-  deleteAccount(accountId: string): void;
+  update(
+    tx: WriteTx,
+    accountId: string,
+    name: string,
+    change: QueueChange,
+    nowMs: number,
+  ): Promise<QueueRow | undefined>;
+  delete(tx: WriteTx, accountId: string, name: string): Promise<boolean>;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<void>;
   /** A new message of the queue must wait (parked): others wait already, or the queue is at its parallelism. */
-  mustWait(accountId: string, name: string, parallelism: number, nowMs: number): boolean;
+  mustWait(tx: WriteTx, accountId: string, name: string, parallelism: number, nowMs: number): Promise<boolean>;
   /**
    * Lets the queue's oldest waiting messages go while fewer than `parallelism` have started and not
    * finished (a delayed one still waits for its own time); returns how many went (engines that
    * promote after the write may answer an estimate).
    */
-  promote(accountId: string, name: string, parallelism: number, nowMs: number): number;
+  promote(tx: WriteTx, accountId: string, name: string, parallelism: number, nowMs: number): Promise<number>;
   /** Messages of the queue not yet delivered, failed or cancelled. */
-  lag(accountId: string, name: string): number | Promise<number>;
+  lag(accountId: string, name: string): Promise<number>;
 }
 
 /** What `change` sets of a stored queue: the fields it gives, and the time of the change when it gives any. */

@@ -6,7 +6,8 @@ import { HttpError } from "../core/errors.ts";
 import { parseDestination } from "../messages/destination.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 import { checkCron } from "./cron.ts";
-import type { ScheduleService } from "./service.ts";
+import type { WriteTx } from "../store/transactor.ts";
+import type { ScheduleDraft, ScheduleService } from "./service.ts";
 import type { ScheduleStorage } from "./storage.ts";
 
 /**
@@ -27,14 +28,16 @@ export const ScheduleFixture = Type.Object(
   { additionalProperties: false },
 );
 
-export function applyScheduleFixtures(
+/** Runs inside the start's write (`tx`). */
+export async function applyScheduleFixtures(
+  tx: WriteTx,
   account: Account,
   base: string,
   deps: { schedules: ScheduleService; store: ScheduleStorage; dialect: Dialect },
   check: FixtureChecker,
   nowMs: number,
-) {
-  (account.source.schedules ?? []).forEach((raw, i) => {
+): Promise<void> {
+  for (const [i, raw] of (account.source.schedules ?? []).entries()) {
     const path = `${base}.schedules[${i}]`;
     const f = check.shape(ScheduleFixture, raw, path);
     check.attempt(`${path}.cron`, () => checkCron(f.cron, "cron"));
@@ -43,16 +46,15 @@ export function applyScheduleFixtures(
     headers.set(`${deps.dialect.prefix}-Cron`, f.cron);
     headers.set(`${deps.dialect.prefix}-Schedule-Id`, f.scheduleId);
     const request = { destination: f.destination, headers, body: new TextEncoder().encode(f.body ?? "") };
-    const draft = (() => {
-      try {
-        return deps.schedules.draft(account, request);
-      } catch (error) {
-        // An unknown URL Group is a problem of the destination; anything else of the headers.
-        const field = error instanceof HttpError && error.status === 404 ? "destination" : "headers";
-        return check.fail(`${path}.${field}`, (error as Error).message);
-      }
-    })();
-    const existing = deps.store.get(account.id, draft.row.id);
+    let draft: ScheduleDraft;
+    try {
+      draft = await deps.schedules.draft(tx, account, request);
+    } catch (error) {
+      // An unknown URL Group is a problem of the destination; anything else of the headers.
+      const field = error instanceof HttpError && error.status === 404 ? "destination" : "headers";
+      return check.fail(`${path}.${field}`, (error as Error).message);
+    }
+    const existing = await deps.store.get(tx, account.id, draft.row.id);
     const unchanged =
       existing &&
       existing.cron === draft.row.cron &&
@@ -60,6 +62,6 @@ export function applyScheduleFixtures(
       existing.headers === draft.row.headers &&
       existing.query === draft.row.query &&
       Buffer.from(existing.body).equals(Buffer.from(draft.row.body));
-    if (!unchanged) check.attempt(path, () => deps.schedules.save(draft, nowMs, f.paused ?? false));
-  });
+    if (!unchanged) await check.attemptAsync(path, () => deps.schedules.save(tx, draft, nowMs, f.paused ?? false));
+  }
 }

@@ -5,6 +5,7 @@ import type { PublishService } from "../messages/publish.ts";
 import { refusedByStorage } from "../store/errors.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
+import type { Write } from "../store/transactor.ts";
 import type { ScheduleRow, ScheduleStorage } from "./storage.ts";
 
 /**
@@ -27,17 +28,19 @@ export class Scheduler implements BackgroundService {
   ) {}
 
   /** Arms every stored schedule (due ones fire right away: the catch-up after a stop). */
-  start(): void {
-    for (const row of this.store.all()) this.arm(row.account_id, row.id, row.revision, row.next_schedule_time);
+  async start(): Promise<void> {
+    for (const row of await this.store.all()) this.arm(row, row.next_schedule_time);
   }
 
   /** Another process changed the schedules: timers follow the stored definitions again. */
-  rearm(): void {
+  async rearm(): Promise<void> {
+    if (this.stopped) return;
+    const rows = await this.store.all();
     if (this.stopped) return;
     const stored = new Set<string>();
-    for (const row of this.store.all()) {
+    for (const row of rows) {
       stored.add(timerKey(row.account_id, row.id));
-      this.arm(row.account_id, row.id, row.revision, row.next_schedule_time);
+      this.arm(row, row.next_schedule_time);
     }
     for (const [key, cancel] of this.timers) {
       if (stored.has(key)) continue;
@@ -52,11 +55,12 @@ export class Scheduler implements BackgroundService {
     this.timers.clear();
   }
 
-  arm(accountId: string, id: string, revision: number, atMs: number | null): void {
-    this.disarm(accountId, id);
+  /** Arms the schedule's timer for `atMs` (its definition `row` says when the slot after that is). */
+  arm(row: Armed, atMs: number | null): void {
+    this.disarm(row.account_id, row.id);
     if (atMs === null || this.stopped) return;
-    const key = timerKey(accountId, id);
-    this.timers.set(key, this.ctx.clock.at(atMs, () => this.fire(accountId, id, revision, atMs)));
+    const key = timerKey(row.account_id, row.id);
+    this.timers.set(key, this.ctx.clock.at(atMs, () => this.fire(row, atMs)));
   }
 
   disarm(accountId: string, id: string): void {
@@ -75,41 +79,47 @@ export class Scheduler implements BackgroundService {
     }
   }
 
-  /** `again`: a slot the storage refused, tried again; the timer of the next slot is armed already. */
-  private fire(accountId: string, id: string, revision: number, plannedAt: number, again = false): void {
+  /**
+   * `again`: a slot the storage refused, tried again; the timer of the next slot is armed already.
+   * Resolves once the next slot is armed and the trigger's write is queued (a manual clock's jump
+   * waits for that); the write goes on by itself.
+   */
+  private async fire(armed: Armed, plannedAt: number, again = false): Promise<void> {
+    const { account_id: accountId, id, revision } = armed;
     if (!again) this.timers.delete(timerKey(accountId, id));
     if (this.stopped) return;
-    const row = this.store.get(accountId, id);
-    if (!row || row.revision !== revision) return;
     const now = this.ctx.clock.now();
     let next: number | null;
     try {
-      next = nextRunAfter(row.cron, Math.max(now, plannedAt));
+      next = nextRunAfter(armed.cron, Math.max(now, plannedAt));
     } catch (error) {
       this.ctx.log.error("schedule has an unusable cron; it stays disarmed", { scheduleId: id, error: String(error) });
       return;
     }
-    if (!again) this.arm(accountId, id, revision, next);
+    // Armed before anything is awaited: a manual clock's jump fires the slots it passes one by one.
+    if (!again) this.arm(armed, next);
+    const row = await this.store.get(null, accountId, id);
+    if (!row || row.revision !== revision || this.stopped) return;
     const paused = row.paused === 1;
-    const produce = paused ? null : this.producer(row, now);
+    const produce = paused ? null : await this.producer(row, now);
     // The trigger counts even when it produced nothing (its URL Group was deleted since).
-    this.ctx.commit
-      .run(() => {
-        const current = this.store.get(accountId, id);
+    void this.ctx.commit
+      .run(async (tx) => {
+        const current = await this.store.get(tx, accountId, id);
         if (!current || current.revision !== revision) return;
         // Another process sharing the schedules fired this slot already.
-        if (!this.store.takeTrigger(accountId, id, revision, plannedAt)) return;
+        if (!(await this.store.takeTrigger(tx, accountId, id, revision, plannedAt))) return;
         // Paused when the timer fired, or since: the trigger is skipped, the next one still moves.
-        if (paused || current.paused === 1) return this.store.setNext(accountId, id, revision, next);
+        if (paused || current.paused === 1) return this.store.setNext(tx, accountId, id, revision, next);
         let ids: string[] = [];
         try {
           // A savepoint of its own: a message refused half-way (a queue over the plan) leaves none.
-          if (produce) ids = this.ctx.commit.nested(produce);
+          if (produce) ids = await tx.nested(produce);
         } catch (error) {
           this.ctx.log.warn("schedule trigger not published", { scheduleId: id, error: String((error as Error).message ?? error) });
         }
         const states = Object.fromEntries(ids.map((messageId) => [messageId, "IN_PROGRESS"]));
-        this.store.recordTrigger(accountId, id, revision, now, next, JSON.stringify(states));
+        await this.store.recordTrigger(tx, accountId, id, revision, now, next, JSON.stringify(states));
       })
       .then(() => this.wake())
       .catch((error) => {
@@ -123,7 +133,7 @@ export class Scheduler implements BackgroundService {
           error: String(error),
         });
         if (refused && !this.stopped) {
-          this.ctx.clock.at(this.ctx.clock.now() + RETRY_MS, () => this.fire(accountId, id, revision, plannedAt, true));
+          this.ctx.clock.at(this.ctx.clock.now() + RETRY_MS, () => this.fire(armed, plannedAt, true));
         }
       });
   }
@@ -133,23 +143,25 @@ export class Scheduler implements BackgroundService {
    * creation time) and returns the write that stores them. Null when they cannot be published any
    * more (the account left the config, the URL Group was deleted): the trigger still counts.
    */
-  private producer(row: ScheduleRow, now: number): (() => string[]) | null {
+  private async producer(row: ScheduleRow, now: number): Promise<Write<string[]> | null> {
     const account = this.ctx.accounts.byId(row.account_id);
     if (!account) return null;
     try {
       const input = replayInput(row, account);
-      const { messages, options } = this.publisher.prepare(input);
-      return () =>
-        this.publisher
-          .store(messages, options, input, now)
-          .filter((r) => !r.deduplicated)
-          .map((r) => r.messageId);
+      const { messages, options } = await this.publisher.prepare(null, input);
+      return async (tx) => {
+        const published = await this.publisher.store(tx, messages, options, input, now);
+        return published.filter((r) => !r.deduplicated).map((r) => r.messageId);
+      };
     } catch (error) {
       this.ctx.log.warn("schedule trigger not published", { scheduleId: row.id, error: String((error as Error).message ?? error) });
       return null;
     }
   }
 }
+
+/** What a timer needs of its schedule's definition. */
+type Armed = Pick<ScheduleRow, "account_id" | "id" | "revision" | "cron">;
 
 const timerKey = (accountId: string, id: string) => `${accountId}/${id}`;
 

@@ -6,6 +6,7 @@ import { parseDestination } from "../messages/destination.ts";
 import { checkName } from "../messages/options.ts";
 import type { PublishService } from "../messages/publish.ts";
 import type { QueueService } from "../queues/service.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { toHeaders } from "../util/header-pairs.ts";
 import { checkCron, nextRunAfter } from "./cron.ts";
 import { replayableHeaders } from "./replay.ts";
@@ -40,9 +41,10 @@ export class ScheduleService {
 
   /**
    * Validates everything a trigger will need, exactly as a publish would (400, 404 for an unknown
-   * URL Group, 412 for a queue over the plan), so that triggers do not fail later.
+   * URL Group, 412 for a queue over the plan), so that triggers do not fail later. `tx`: the write
+   * it runs in (a config fixture's), whose queues count; null outside writes.
    */
-  draft(account: Account, req: ScheduleRequest): ScheduleDraft {
+  async draft(tx: WriteTx | null, account: Account, req: ScheduleRequest): Promise<ScheduleDraft> {
     const { destination, query } = parseDestination(req.destination, this.ctx.dialect);
     const setting = (suffix: string) => {
       const name = `${this.ctx.dialect.prefix}-${suffix}`;
@@ -67,8 +69,8 @@ export class ScheduleService {
       callerIp: req.callerIp,
       scheduleId: id,
     };
-    const { options } = this.publisher.prepare(input);
-    if (options.queueName) this.queues.checkCanUse(account, options.queueName);
+    const { options } = await this.publisher.prepare(tx, input);
+    if (options.queueName) await this.queues.checkCanUse(tx, account, options.queueName);
     return {
       account,
       row: {
@@ -86,11 +88,11 @@ export class ScheduleService {
     };
   }
 
-  /** Stores a draft (creating, or replacing the schedule of the same id). Runs inside a transaction. */
-  save(draft: ScheduleDraft, nowMs: number, paused = false): ScheduleRow {
+  /** Stores a draft (creating, or replacing the schedule of the same id), inside the write `tx`. */
+  async save(tx: WriteTx, draft: ScheduleDraft, nowMs: number, paused = false): Promise<ScheduleRow> {
     const { account, row } = draft;
-    const existing = this.store.get(account.id, row.id);
-    if (!existing && this.store.count(account.id) >= account.limits.maxSchedules)
+    const existing = await this.store.get(tx, account.id, row.id);
+    if (!existing && (await this.store.count(tx, account.id)) >= account.limits.maxSchedules)
       throw quotaExceeded(`too many schedules: the plan allows ${account.limits.maxSchedules}`);
     const stored: ScheduleRow = {
       ...row,
@@ -102,13 +104,13 @@ export class ScheduleService {
       last_states: "{}",
     };
     // The revision is the stored one's plus one, whichever node replaced the schedule last.
-    return this.store.upsert(stored);
+    return this.store.upsert(tx, stored);
   }
 
   async create(account: Account, req: ScheduleRequest): Promise<{ scheduleId: string }> {
-    const draft = this.draft(account, req);
-    const stored = await this.ctx.commit.run(() => this.save(draft, this.ctx.clock.now()));
-    this.scheduler.arm(account.id, stored.id, stored.revision, stored.next_schedule_time);
+    const draft = await this.draft(null, account, req);
+    const stored = await this.ctx.commit.run((tx) => this.save(tx, draft, this.ctx.clock.now()));
+    this.scheduler.arm(stored, stored.next_schedule_time);
     return { scheduleId: stored.id };
   }
 
@@ -124,19 +126,19 @@ export class ScheduleService {
 
   /** Idempotent: a schedule that does not exist is not an error (clients delete before they create). */
   async delete(account: Account, id: string): Promise<void> {
-    const deleted = await this.ctx.commit.run(() => this.store.delete(account.id, id));
+    const deleted = await this.ctx.commit.run((tx) => this.store.delete(tx, account.id, id));
     if (deleted) this.scheduler.disarm(account.id, id);
   }
 
   /** A paused schedule skips its triggers; its timer keeps running so nextScheduleTime keeps moving. */
   async setPaused(account: Account, id: string, paused: boolean): Promise<void> {
-    const found = await this.ctx.commit.run(() => this.store.setPaused(account.id, id, paused));
+    const found = await this.ctx.commit.run((tx) => this.store.setPaused(tx, account.id, id, paused));
     if (!found) throw notFound(`schedule "${id}" not found`);
   }
 
   /** Forgets every schedule of an account (inside a transaction). */
-  deleteAccount(accountId: string): void {
-    this.store.deleteAccount(accountId);
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    await this.store.deleteAccount(tx, accountId);
     this.scheduler.disarmAccount(accountId);
   }
 }

@@ -6,9 +6,9 @@ import type { ScheduleStorage } from "./storage.ts";
  * becomes SUCCESS (delivered) or FAIL (failed or cancelled). Runs in the write that ends it.
  */
 export function scheduleStatesListener(store: ScheduleStorage): MessageListener {
-  return onFinished((m, how) => {
+  return onFinished((tx, m, how) => {
     // Callbacks of a scheduled message carry its schedule id too; only the message itself counts.
     if (!m.scheduleId || m.kind !== "message") return;
-    store.setMessageState(m.accountId, m.scheduleId, m.id, how === "delivered" ? "SUCCESS" : "FAIL");
+    return store.setMessageState(tx, m.accountId, m.scheduleId, m.id, how === "delivered" ? "SUCCESS" : "FAIL");
   });
 }

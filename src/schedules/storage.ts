@@ -1,4 +1,5 @@
 import type { Placeholder, SqlValue } from "../store/patch.ts";
+import type { WriteTx } from "../store/transactor.ts";
 
 export type ScheduleRow = {
   account_id: string;
@@ -21,27 +22,44 @@ export type ScheduleRow = {
 
 export type ScheduleMessageState = "IN_PROGRESS" | "SUCCESS" | "FAIL";
 
-/** Schedules as every engine keeps them: definitions are read synchronously; `read`/`readList` are the views' reads. */
+/**
+ * Schedules as every engine keeps them: `get` is read inside and outside writes, `all`, `list` and
+ * `read`/`readList` (the views' reads) outside; the rest runs inside writes.
+ */
 export interface ScheduleStorage {
-  get(accountId: string, id: string): ScheduleRow | undefined;
-  list(accountId: string): ScheduleRow[];
-  all(): ScheduleRow[];
-  count(accountId: string): number;
-  read(accountId: string, id: string): ScheduleRow | undefined | Promise<ScheduleRow | undefined>;
-  readList(accountId: string): ScheduleRow[] | Promise<ScheduleRow[]>;
+  get(tx: WriteTx | null, accountId: string, id: string): Promise<ScheduleRow | undefined>;
+  list(accountId: string): Promise<ScheduleRow[]>;
+  all(): Promise<ScheduleRow[]>;
+  count(tx: WriteTx, accountId: string): Promise<number>;
+  read(accountId: string, id: string): Promise<ScheduleRow | undefined>;
+  readList(accountId: string): Promise<ScheduleRow[]>;
   /**
    * Stores the schedule (a new one, or a replacement of the one with its id: its revision then
    * follows the stored one's, whatever node replaced it last); returns it as stored.
    */
-  upsert(row: ScheduleRow): ScheduleRow;
-  delete(accountId: string, id: string): boolean;
-  setPaused(accountId: string, id: string, paused: boolean): boolean;
-  setNext(accountId: string, id: string, revision: number, next: number | null): void;
-  recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void;
-  setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void;
-  deleteAccount(accountId: string): void;
+  upsert(tx: WriteTx, row: ScheduleRow): Promise<ScheduleRow>;
+  delete(tx: WriteTx, accountId: string, id: string): Promise<boolean>;
+  setPaused(tx: WriteTx, accountId: string, id: string, paused: boolean): Promise<boolean>;
+  setNext(tx: WriteTx, accountId: string, id: string, revision: number, next: number | null): Promise<void>;
+  recordTrigger(
+    tx: WriteTx,
+    accountId: string,
+    id: string,
+    revision: number,
+    last: number,
+    next: number | null,
+    states: string,
+  ): Promise<void>;
+  setMessageState(
+    tx: WriteTx,
+    accountId: string,
+    scheduleId: string,
+    messageId: string,
+    state: ScheduleMessageState,
+  ): Promise<void>;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<void>;
   /** Inside the trigger's write: this process fires the slot. */
-  takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean;
+  takeTrigger(tx: WriteTx, accountId: string, id: string, revision: number, plannedAt: number): Promise<boolean>;
 }
 
 const SCHEDULE_COLUMNS: ReadonlyArray<keyof ScheduleRow> = [

@@ -12,7 +12,7 @@ export function signingKeyRoutes(ctx: AppContext) {
       detail: apiDoc({ summary: "The signing keys of deliveries", responses: { 200: jsonContent(SigningKeysJson, "current and next") } }),
     })
     // A write like any other: durable before the answer, and (on a shared engine) told to the other processes.
-    .post("/v2/keys/rotate", ({ account }) => ctx.commit.run(() => ctx.accounts.rotateKeys(account)), {
+    .post("/v2/keys/rotate", ({ account }) => ctx.commit.run((tx) => ctx.accounts.rotateKeys(tx, account)), {
       detail: apiDoc({
         summary: "Rotate the signing keys: next becomes current, a new next is made",
         responses: { 200: jsonContent(SigningKeysJson, "the keys after the rotation") },

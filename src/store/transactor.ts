@@ -1,18 +1,27 @@
 /**
- * How domains write: every write requested in the same tick commits in one transaction, each as
- * if in a savepoint of its own (one failing write does not undo the others); callers' promises
- * resolve only after the commit, so a 200 always follows a durable write. Writes are synchronous
- * functions: the engine runs them one after the other inside its transaction.
+ * How domains write. Every write requested in the same moment commits in one transaction (the
+ * group commit), each as if in a savepoint of its own: one failing write does not undo the
+ * others. A write is a function of its transaction, `tx`, which every store method that runs
+ * inside a write takes: the compiler says what runs inside a write, and nothing else may call
+ * those methods. Callers' promises resolve only after the commit, so a 200 always follows a
+ * durable write.
+ *
+ * A write may await its stores (an engine whose database answers over the network makes it
+ * wait without blocking anything else); it must not await anything else (a timer, a fetch):
+ * an engine that keeps its transaction on one thread refuses such a write.
  */
-export interface WriteOptions {
+export interface WriteTx {
+  /** `fn(true)` right after the commit that stores this write, `fn(false)` when it is not stored. */
+  afterCommit(fn: (committed: boolean) => void): void;
   /**
-   * The write may run before the writes of its tick requested earlier (they were all pending at
-   * once: any order of them is one a caller could have seen). An engine whose reads wait for the
-   * statements queued before them runs such writes first, so that their reads do not wait for the
-   * tick's inserts; the others ignore it.
+   * Runs `fn` in a savepoint of this write: when it throws, what it did is rolled back (its
+   * follow-ups get false at once) and the error is rethrown; the write goes on without it.
    */
-  early?: boolean;
+  nested<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
 }
+
+/** A write: what runs inside one transaction of the group commit. */
+export type Write<T> = (tx: WriteTx) => Promise<T>;
 
 /** What a transactor has committed since the start (the storage metrics). */
 export interface CommitCounts {
@@ -22,20 +31,19 @@ export interface CommitCounts {
   failedCommits: number;
   /** Writes the committed transactions stored (one transaction holds the writes of one moment). */
   writes: number;
+  /** Writes the storage refused alone (a statement of theirs failed), while the rest of their transaction committed. */
+  refusedWrites: number;
 }
 
 export interface Transactor {
-  run<T>(write: () => T, options?: WriteOptions): Promise<T>;
-  /** Inside a write: `fn(true)` right after the commit that stores it, `fn(false)` when it is not stored. Outside: at once. */
-  afterCommit(fn: (committed: boolean) => void): void;
-  /** A savepoint of the write under way (a transaction of its own outside one); rolled back when `fn` throws. */
-  nested<T>(fn: () => T): T;
+  /** Runs `write` in the group commit; resolves with its value once it is committed. */
+  run<T>(write: Write<T>): Promise<T>;
   /** Writes queued or being committed (time control waits for them between timer steps). */
   readonly pendingWrites: number;
   /** Counted since the start; read, never changed, by its reader. */
   readonly counts: Readonly<CommitCounts>;
   /** Commits what is queued now (also at shutdown); resolves once it is stored. */
-  flush(): void | Promise<void>;
+  flush(): Promise<void>;
 }
 
 /** Runs follow-ups of a commit (or of its rollback); one that throws does not hold back the others. */

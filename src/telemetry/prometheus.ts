@@ -64,8 +64,8 @@ export class ServerMetrics {
       LATENCY_BUCKETS,
       null,
     );
-    this.registry.registerMetric(attempts as never);
-    this.registry.registerMetric(latency as never);
+    this.registry.registerMetric(attempts);
+    this.registry.registerMetric(latency);
 
     const attempted = (outcome: DeliveryOutcome) => attempts.observe(answerClass(outcome), outcome.durationMs / 1000);
     events.observe("created", (e) => published(e.message.accountId, e.message.kind));
@@ -87,7 +87,7 @@ export class ServerMetrics {
     // Once per request, the publish path's included: counted in Maps as the message counters.
     this.countRequest = keyedCounter(registers, "svcd_http_requests_total", "HTTP requests answered, by route pattern and status", ["method", "route", "status"]);
     this.httpDuration = new CountedHistogram("svcd_http_request_duration_seconds", "Time to answer an HTTP request, by route pattern", REQUEST_BUCKETS, ["method", "route"]);
-    this.registry.registerMetric(this.httpDuration as never);
+    this.registry.registerMetric(this.httpDuration);
 
     new Gauge({
       name: "svcd_messages",
@@ -174,6 +174,15 @@ export class ServerMetrics {
       collect() {
         this.reset();
         this.inc(sources.commitCounts().writes);
+      },
+    });
+    new Counter({
+      name: "svcd_storage_writes_refused_total",
+      help: "Writes the storage refused alone, a statement of theirs failing (a constraint, a lock wait, a deadlock): not stored, the rest of their transaction was",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.commitCounts().refusedWrites);
       },
     });
     new Gauge({ name: "svcd_build_info", help: "Version and commit of the running svcd (always 1)", labelNames: ["version", "commit"] as const, registers }).set(

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { Account } from "../accounts/accounts.ts";
 import type { FixtureChecker } from "../config/fixture-check.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { UrlGroupService } from "./service.ts";
 
 /**
@@ -19,11 +20,21 @@ export const UrlGroupFixture = Type.Object(
   { additionalProperties: false },
 );
 
-export function applyUrlGroupFixtures(account: Account, base: string, groups: UrlGroupService, check: FixtureChecker, nowMs: number) {
-  (account.source.urlGroups ?? []).forEach((raw, i) => {
+/** Runs inside the start's write (`tx`). */
+export async function applyUrlGroupFixtures(
+  tx: WriteTx,
+  account: Account,
+  base: string,
+  groups: UrlGroupService,
+  check: FixtureChecker,
+  nowMs: number,
+): Promise<void> {
+  for (const [i, raw] of (account.source.urlGroups ?? []).entries()) {
     const path = `${base}.urlGroups[${i}]`;
     const fixture = check.shape(UrlGroupFixture, raw, path);
-    check.attempt(path, () => groups.addEndpoints(account, fixture.name, fixture.endpoints, nowMs));
-    if (fixture.headers) check.attempt(`${path}.headers`, () => groups.setDefaultHeaders(account, fixture.name, fixture.headers!, nowMs));
-  });
+    await check.attemptAsync(path, () => groups.addEndpoints(tx, account, fixture.name, fixture.endpoints, nowMs));
+    const { name, headers } = fixture;
+    if (!headers) continue;
+    await check.attemptAsync(`${path}.headers`, () => groups.setDefaultHeaders(tx, account, name, headers, nowMs));
+  }
 }

@@ -1,3 +1,5 @@
+import type { WriteTx } from "../store/transactor.ts";
+
 export interface UrlGroupRow {
   account_id: string;
   name: string;
@@ -12,28 +14,38 @@ export interface EndpointRow {
   url: string;
 }
 
-/** URL Groups and their endpoints as every engine keeps them; every call is scoped to one account. */
+/**
+ * URL Groups and their endpoints as every engine keeps them; every call is scoped to one account.
+ * `get` and `endpoints` are read inside writes and outside (null), `list` outside; the rest runs
+ * inside writes.
+ */
 export interface UrlGroupStorage {
-  get(accountId: string, name: string): UrlGroupRow | undefined;
-  list(accountId: string): UrlGroupRow[];
-  count(accountId: string): number;
+  get(tx: WriteTx | null, accountId: string, name: string): Promise<UrlGroupRow | undefined>;
+  list(accountId: string): Promise<UrlGroupRow[]>;
+  count(tx: WriteTx, accountId: string): Promise<number>;
   /**
    * Inside a write that changes the group: reads it and its endpoints as stored now and keeps
    * them so until the write commits (another node's change of the group waits for it). The reads
    * of the write see that truth, not an older copy.
    */
-  lock(accountId: string, name: string): void;
+  lock(tx: WriteTx, accountId: string, name: string): Promise<void>;
   /** Creates the group unless it is stored. */
-  create(accountId: string, name: string, nowMs: number): void;
-  touch(accountId: string, name: string, nowMs: number): void;
+  create(tx: WriteTx, accountId: string, name: string, nowMs: number): Promise<void>;
+  touch(tx: WriteTx, accountId: string, name: string, nowMs: number): Promise<void>;
   /** False when the group is not stored. */
-  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): boolean;
+  setDefaults(
+    tx: WriteTx,
+    accountId: string,
+    name: string,
+    headers: Array<[string, string]>,
+    nowMs: number,
+  ): Promise<boolean>;
   /** Deletes the group and its endpoints. */
-  delete(accountId: string, name: string): boolean;
-  endpoints(accountId: string, group: string): EndpointRow[];
+  delete(tx: WriteTx, accountId: string, name: string): Promise<boolean>;
+  endpoints(tx: WriteTx | null, accountId: string, group: string): Promise<EndpointRow[]>;
   /** Returns the new endpoint's seq. */
-  addEndpoint(accountId: string, group: string, name: string | undefined, url: string): number;
-  setEndpointUrl(seq: number, url: string): void;
-  deleteEndpoint(seq: number): void;
-  deleteAccount(accountId: string): void;
+  addEndpoint(tx: WriteTx, accountId: string, group: string, name: string | undefined, url: string): Promise<number>;
+  setEndpointUrl(tx: WriteTx, seq: number, url: string): Promise<void>;
+  deleteEndpoint(tx: WriteTx, seq: number): Promise<void>;
+  deleteAccount(tx: WriteTx, accountId: string): Promise<void>;
 }

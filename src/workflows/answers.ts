@@ -1,5 +1,6 @@
 import type { MessageRecord } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import type { RunStorage } from "./storage.ts";
 
@@ -19,15 +20,21 @@ const SDK_TOO_OLD = "trigger rest api is only usable with sdk versions after v1.
  *   version (`<Prefix>-Workflow-Sdk`). Asked to take a run over (`<Prefix>-Workflow-Unknown-Sdk`),
  *   such an SDK triggers it again under the same id before it answers; an SDK before 1.0 answers
  *   without doing so: the run is still waiting for its SDK when the answer comes.
- * The recorder asks inside the write that records the answer, which has the message's run loaded.
+ * The recorder asks inside the write that records the answer (`tx`).
  */
 export function refuseNonWorkflowAnswer(names: WorkflowHeaderNames, runs: RunStorage) {
   const answered = (outcome: DeliveryOutcome, header: string) =>
     outcome.headers?.some(([name]) => name.toLowerCase() === header.toLowerCase()) ?? false;
-  return (m: MessageRecord, outcome: DeliveryOutcome): string | undefined => {
-    if (!m.workflow?.init || outcome.status === undefined || outcome.status < 200 || outcome.status >= 300) return undefined;
-    if (!answered(outcome, names.sdkVersion)) return NOT_A_WORKFLOW;
-    const run = runs.getRun(m.accountId, m.workflow.runId);
+  const check = async (tx: WriteTx, accountId: string, runId: string, outcome: DeliveryOutcome) => {
+    const run = await runs.getRun(tx, accountId, runId);
     return run?.awaitingSdk || (run?.restTriggered && !answered(outcome, names.sdk)) ? SDK_TOO_OLD : undefined;
   };
+  // Every outcome comes here: most are answered with one promise, made once.
+  return (tx: WriteTx, m: MessageRecord, outcome: DeliveryOutcome): Promise<string | undefined> => {
+    if (!m.workflow?.init || outcome.status === undefined || outcome.status < 200 || outcome.status >= 300) return NONE;
+    if (!answered(outcome, names.sdkVersion)) return Promise.resolve(NOT_A_WORKFLOW);
+    return check(tx, m.accountId, m.workflow.runId, outcome);
+  };
 }
+
+const NONE: Promise<undefined> = Promise.resolve(undefined);

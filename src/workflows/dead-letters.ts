@@ -1,5 +1,6 @@
 import type { DeadLetter } from "../dlq/dead-letters.ts";
 import type { DeadLetterSink } from "../messages/lifecycle.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { isActive } from "./run-state.ts";
 import type { RunStorage } from "./storage.ts";
 
@@ -11,17 +12,21 @@ import type { RunStorage } from "./storage.ts";
  * failed (the run's entry shows that), nor a message of a run that has already ended (an attempt
  * that was under way when the run failed or finished: the run has its ending already).
  */
-export function workflowDeadLetters(inner: { put(entry: DeadLetter): string }, runs: RunStorage): DeadLetterSink {
+export function workflowDeadLetters(
+  inner: { put(tx: WriteTx, entry: DeadLetter): Promise<string> },
+  runs: RunStorage,
+): DeadLetterSink {
   return {
-    put(entry) {
+    async put(tx, entry) {
       const tag = entry.message.workflow;
-      if (!tag) return inner.put(entry);
+      if (!tag) return inner.put(tx, entry);
       if (tag.callType === "toCallback" || tag.callType === "failureCall") return undefined;
-      const run = runs.getRun(entry.message.accountId, tag.runId);
-      if (!run) return inner.put(entry);
+      const run = await runs.getRun(tx, entry.message.accountId, tag.runId);
+      if (!run) return inner.put(tx, entry);
       if (!isActive(run.state)) return undefined;
       // The run's failure function is called right after, in the same write.
-      return inner.put({ ...entry, workflowCreatedAt: run.createdAt, failureFunctionState: entry.message.failureCallback && "CALLBACK_INPROGRESS" });
+      const failureFunctionState = entry.message.failureCallback && ("CALLBACK_INPROGRESS" as const);
+      return inner.put(tx, { ...entry, workflowCreatedAt: run.createdAt, failureFunctionState });
     },
   };
 }

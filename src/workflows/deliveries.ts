@@ -1,5 +1,4 @@
 import { toBase64 } from "../util/base64.ts";
-import { andThen, type Maybe } from "../util/maybe.ts";
 import type { MessageRecord, WorkflowTag } from "../model/message.ts";
 import { bytesOf, encodeRawSteps, textOf } from "./raw-steps.ts";
 import type { RunStorage } from "./storage.ts";
@@ -17,38 +16,35 @@ export class WorkflowDeliveries {
     private readonly maxBodyBytes: (accountId: string) => number,
   ) {}
 
-  /** The body to deliver instead of the stored one, or undefined to deliver the stored one. */
-  readonly bodyFor = (m: MessageRecord): Maybe<Uint8Array | undefined> => {
+  /**
+   * The body to deliver instead of the stored one, or undefined to deliver the stored one. A
+   * message of no run is answered at once, without a promise: every delivery asks.
+   */
+  readonly bodyFor = (m: MessageRecord): Promise<Uint8Array | undefined> | undefined => {
     const tag = m.workflow;
     if (tag?.callType === "step") return this.stepBody(m, tag);
     if (tag?.callType === "failureCall") return this.failureBody(m, tag);
     return undefined;
   };
 
-  private stepBody(m: MessageRecord, tag: WorkflowTag): Maybe<Uint8Array | undefined> {
-    return andThen(this.runs.readStepOfMessage(m.accountId, tag.runId, m.id), (entry) => {
-      if (!entry) return undefined;
-      return andThen(this.runs.readSteps(m.accountId, tag.runId, entry.position), (prefix) => {
-        const body = encodeRawSteps(prefix);
-        return body.length > this.maxBodyBytes(m.accountId) ? new Uint8Array() : body;
-      });
-    });
+  private async stepBody(m: MessageRecord, tag: WorkflowTag): Promise<Uint8Array | undefined> {
+    const entry = await this.runs.readStepOfMessage(m.accountId, tag.runId, m.id);
+    if (!entry) return undefined;
+    const body = encodeRawSteps(await this.runs.readSteps(m.accountId, tag.runId, entry.position));
+    return body.length > this.maxBodyBytes(m.accountId) ? new Uint8Array() : body;
   }
 
-  private failureBody(m: MessageRecord, tag: WorkflowTag): Maybe<Uint8Array | undefined> {
-    return andThen(this.runs.readRun(m.accountId, tag.runId), (run) =>
-      andThen(this.runs.readSteps(m.accountId, tag.runId, 0), ([initial]) => {
-        if (!run || !initial) return undefined;
-        let body: Record<string, unknown>;
-        try {
-          body = JSON.parse(textOf(m.body));
-        } catch {
-          return undefined;
-        }
-        return bytesOf(
-          JSON.stringify({ ...body, sourceBody: toBase64(initial.body), workflowRunId: run.runId, workflowCreatedAt: run.createdAt }),
-        );
-      }),
-    );
+  private async failureBody(m: MessageRecord, tag: WorkflowTag): Promise<Uint8Array | undefined> {
+    const run = await this.runs.readRun(m.accountId, tag.runId);
+    const [initial] = await this.runs.readSteps(m.accountId, tag.runId, 0);
+    if (!run || !initial) return undefined;
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(textOf(m.body));
+    } catch {
+      return undefined;
+    }
+    const sourceBody = toBase64(initial.body);
+    return bytesOf(JSON.stringify({ ...body, sourceBody, workflowRunId: run.runId, workflowCreatedAt: run.createdAt }));
   }
 }

@@ -11,17 +11,17 @@ import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { compact } from "../messages/views.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
 import { childOf } from "../model/trace.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import { readOverrides, type Overrides } from "./dlq-overrides.ts";
 import type { RunRecord } from "./model.ts";
 import { NewRuns, type StartedRun } from "./new-runs.ts";
 import type { RunMessages } from "./run-endings.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
 import type { RunStorage } from "./storage.ts";
-import { andThen, type Maybe } from "../util/maybe.ts";
 
 export interface WorkflowDlqDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
+  commit: Pick<Transactor, "run">;
   dialect: Dialect;
   names: WorkflowHeaderNames;
   dlq: DlqStorage;
@@ -55,26 +55,25 @@ export class WorkflowDlq {
   }
 
   /** The workflow fields a DLQ entry of a run shows (the SDK's `DLQMessage`). */
-  readonly fields = (e: DlqEntry): Maybe<Record<string, unknown> | undefined> => {
+  readonly fields = async (e: DlqEntry): Promise<Record<string, unknown> | undefined> => {
     const runId = this.runOf(e);
     if (runId === undefined) return undefined;
-    return andThen(this.deps.runs.readRun(e.message.accountId, runId), (run) => {
-      const failure = run?.failureFunction?.dlqId === e.dlqId ? run.failureFunction : undefined;
-      return compact({
-        workflowRunId: runId,
-        workflowUrl: run?.url ?? e.message.url,
-        workflowCreatedAt: run?.createdAt ?? e.workflowCreatedAt,
-        failureCallback: e.message.failureCallback?.url,
-        failureFunctionState: failure?.state ?? e.failureFunctionState,
-        failureCallbackInfo: failure
-          ? compact({
-              state: failure.state,
-              responseStatus: failure.responseStatus,
-              responseBody: failure.responseBody,
-              responseHeaders: failure.responseHeaders,
-            })
-          : undefined,
-      });
+    const run = await this.deps.runs.readRun(e.message.accountId, runId);
+    const failure = run?.failureFunction?.dlqId === e.dlqId ? run.failureFunction : undefined;
+    return compact({
+      workflowRunId: runId,
+      workflowUrl: run?.url ?? e.message.url,
+      workflowCreatedAt: run?.createdAt ?? e.workflowCreatedAt,
+      failureCallback: e.message.failureCallback?.url,
+      failureFunctionState: failure?.state ?? e.failureFunctionState,
+      failureCallbackInfo: failure
+        ? compact({
+            state: failure.state,
+            responseStatus: failure.responseStatus,
+            responseBody: failure.responseBody,
+            responseHeaders: failure.responseHeaders,
+          })
+        : undefined,
     });
   };
 
@@ -89,9 +88,9 @@ export class WorkflowDlq {
   /** Deletes a failed run's entry (`DELETE /v2/workflows/dlq/{dlqId}`). */
   async deleteOne(account: Account, dlqId: string): Promise<void> {
     const { commit, dlq } = this.deps;
-    const deleted = await commit.run(() => {
-      const entry = dlq.get(account.id, dlqId);
-      return entry !== undefined && this.runOf(entry) !== undefined && dlq.delete(account.id, dlqId);
+    const deleted = await commit.run(async (tx) => {
+      const entry = await dlq.get(tx, account.id, dlqId);
+      return entry !== undefined && this.runOf(entry) !== undefined && (await dlq.delete(tx, account.id, dlqId));
     });
     if (!deleted) throw notFound(`workflow DLQ message ${dlqId} not found`);
   }
@@ -105,15 +104,20 @@ export class WorkflowDlq {
     const dlqIds = page.map((e) => e.dlqId);
     const runIds = page.flatMap((e) => this.runOf(e) ?? []);
     if (overrides.runId !== undefined) runIds.push(overrides.runId);
-    const runs = await commit.run(() => {
+    const runs = await commit.run(async (tx) => {
       const now = clock.now();
-      return dlqIds.flatMap((dlqId) => {
-        const entry = dlq.get(account.id, dlqId);
-        if (!entry) return [];
-        const run = action === "resume" ? this.resume(entry, overrides, now) : this.restart(entry, overrides, now);
-        dlq.delete(account.id, entry.dlqId);
-        return [{ workflowRunId: run.runId, workflowCreatedAt: run.createdAt }];
-      });
+      const started: StartedRun[] = [];
+      for (const dlqId of dlqIds) {
+        const entry = await dlq.get(tx, account.id, dlqId);
+        if (!entry) continue;
+        const run =
+          action === "resume"
+            ? await this.resume(tx, entry, overrides, now)
+            : await this.restart(tx, entry, overrides, now);
+        await dlq.delete(tx, account.id, entry.dlqId);
+        started.push({ workflowRunId: run.runId, workflowCreatedAt: run.createdAt });
+      }
+      return started;
     });
     this.deps.wake();
     return compact({ workflowRuns: runs, cursor });
@@ -137,9 +141,9 @@ export class WorkflowDlq {
     const found = await dlq.read(account.id, dlqId);
     const runId = found?.message.workflow?.runId;
     if (!found || runId === undefined) throw notFound(`workflow DLQ message ${dlqId} not found`);
-    const run = await commit.run(() => {
-      const entry = dlq.get(account.id, dlqId);
-      const run = entry && runs.getRun(account.id, runId);
+    const run = await commit.run(async (tx) => {
+      const entry = await dlq.get(tx, account.id, dlqId);
+      const run = entry && (await runs.getRun(tx, account.id, runId));
       if (!entry || !run) throw notFound(`workflow DLQ message ${dlqId} not found`);
       const spec = entry.message.failureCallback;
       const state = run.failureFunction?.dlqId === dlqId ? run.failureFunction.state : undefined;
@@ -158,7 +162,8 @@ export class WorkflowDlq {
         durationMs: 0,
       };
       const trace = entry.message.trace && childOf(entry.message.trace);
-      lifecycle.accept(callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId, trace), now);
+      const call = callbackMessage(entry.message, spec, "failure-callback", outcome, now, dlqId, trace);
+      await lifecycle.accept(tx, call, now);
       return run;
     });
     this.deps.wake();
@@ -175,13 +180,14 @@ export class WorkflowDlq {
     const runId = found && this.runOf(found);
     const run = runId !== undefined ? await runs.readRun(account.id, runId) : undefined;
     if (!run) throw notFound(`workflow DLQ message ${dlqId} not found`);
-    await commit.run(() => {
+    await commit.run(async (tx) => {
       const now = clock.now();
-      const fresh = runs.getRun(account.id, run.runId);
+      const fresh = await runs.getRun(tx, account.id, run.runId);
       const failure = fresh?.failureFunction?.dlqId === dlqId ? fresh.failureFunction : undefined;
-      if (!dlq.get(account.id, dlqId) || !fresh) throw notFound(`workflow DLQ message ${dlqId} not found`);
-      const m = failure?.state === "CALLBACK_INPROGRESS" ? messages.get(account.id, failure.messageId) : undefined;
-      if (!m || !messages.cancel(m, now))
+      if (!(await dlq.get(tx, account.id, dlqId)) || !fresh) throw notFound(`workflow DLQ message ${dlqId} not found`);
+      const inProgress = failure?.state === "CALLBACK_INPROGRESS";
+      const m = inProgress ? await messages.get(tx, account.id, failure.messageId) : undefined;
+      if (!m || !(await messages.cancel(tx, m, now)))
         throw badRequest(`workflow run ${run.runId} has no failure function call in progress (${failure?.state ?? "none"})`);
     });
   }
@@ -190,9 +196,10 @@ export class WorkflowDlq {
   async delete(account: Account, selection: BulkSelection): Promise<{ deleted: number; cursor?: string }> {
     const { commit, dlq } = this.deps;
     const filter = this.workflowOnly(selection);
-    const { page, cursor } = await commit.run(() => {
-      const taken = takePage(dlq.oldest(account.id, filter, selection.after, selection.count + 1), selection.count, (e) => e.seq);
-      for (const e of taken.page) dlq.delete(account.id, e.dlqId);
+    const { page, cursor } = await commit.run(async (tx) => {
+      const oldest = await dlq.oldest(tx, account.id, filter, selection.after, selection.count + 1);
+      const taken = takePage(oldest, selection.count, (e) => e.seq);
+      for (const e of taken.page) await dlq.delete(tx, account.id, e.dlqId);
       return taken;
     });
     return compact({ deleted: page.length, cursor });
@@ -203,36 +210,37 @@ export class WorkflowDlq {
   }
 
   /** The new run continues from the failed step: the steps before it are kept, the failed one is delivered again. */
-  private resume(entry: DlqEntry, overrides: Overrides, nowMs: number): RunRecord {
+  private async resume(tx: WriteTx, entry: DlqEntry, overrides: Overrides, nowMs: number): Promise<RunRecord> {
+    const { runs } = this.deps;
     const failed = entry.message;
-    const old = this.oldRun(entry);
-    const run = this.newRuns.start(old, overrides, nowMs);
-    const failedEntry = this.deps.runs.stepOfMessage(old.accountId, old.runId, failed.id);
-    for (const e of this.deps.runs.steps(old.accountId, old.runId)) {
+    const old = await this.oldRun(tx, entry);
+    const run = await this.newRuns.start(tx, old, overrides, nowMs);
+    const failedEntry = await runs.stepOfMessage(tx, old.accountId, old.runId, failed.id);
+    for (const e of await runs.steps(tx, old.accountId, old.runId)) {
       if (failedEntry && e.position >= failedEntry.position) break;
-      this.deps.runs.appendStep({ ...e, runId: run.runId });
+      await runs.appendStep(tx, { ...e, runId: run.runId });
     }
     const m = this.newRuns.message(failed, run, overrides, nowMs);
     const callType = failedEntry?.callType ?? (failed.workflow!.callType === "fromCallback" ? "fromCallback" : "step");
     const again = { body: failedEntry?.body ?? failed.body, headers: failedEntry?.headers ?? failed.headers, callType };
-    this.newRuns.deliver(run, m, again, nowMs);
+    await this.newRuns.deliver(tx, run, m, again, nowMs);
     return run;
   }
 
   /** The new run starts over from the initial payload, with the old run's settings. */
-  private restart(entry: DlqEntry, overrides: Overrides, nowMs: number): RunRecord {
-    const old = this.oldRun(entry);
-    const initial = this.deps.runs.firstStep(old.accountId, old.runId);
+  private async restart(tx: WriteTx, entry: DlqEntry, overrides: Overrides, nowMs: number): Promise<RunRecord> {
+    const old = await this.oldRun(tx, entry);
+    const initial = await this.deps.runs.firstStep(tx, old.accountId, old.runId);
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
-    const run = this.newRuns.start(old, overrides, nowMs);
+    const run = await this.newRuns.start(tx, old, overrides, nowMs);
     const restarted = { ...entry.message, kind: "message" as const, url: old.url, method: "POST", headers: old.config.headers, body: initial.body };
-    this.newRuns.deliver(run, this.newRuns.message(restarted, run, overrides, nowMs), initial, nowMs);
+    await this.newRuns.deliver(tx, run, this.newRuns.message(restarted, run, overrides, nowMs), initial, nowMs);
     return run;
   }
 
-  private oldRun(entry: DlqEntry): RunRecord {
+  private async oldRun(tx: WriteTx, entry: DlqEntry): Promise<RunRecord> {
     const tag = entry.message.workflow!;
-    const old = this.deps.runs.getRun(entry.message.accountId, tag.runId);
+    const old = await this.deps.runs.getRun(tx, entry.message.accountId, tag.runId);
     if (!old) throw notFound(`workflow run ${tag.runId} of DLQ message ${entry.dlqId} not found`);
     return old;
   }

@@ -11,6 +11,7 @@ import type { MessageStorage } from "../messages/storage.ts";
 import type { UsageRecorder } from "../metrics/usage.ts";
 import type { MessageListener } from "../model/events.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { refuseNonWorkflowAnswer } from "./answers.ts";
 import { workflowDeadLetters } from "./dead-letters.ts";
 import { WorkflowDeliveries } from "./deliveries.ts";
@@ -25,7 +26,7 @@ import { WorkflowRerun } from "./rerun.ts";
 import { rerunRoutes } from "./rerun-routes.ts";
 import { webhookRoutes, workflowRoutes } from "./routes.ts";
 import { RunService } from "./runs.ts";
-import type { RunStorage, WaitStorage } from "./storage.ts";
+import type { RunStorage, StoredWaiter, WaitStorage } from "./storage.ts";
 import { TriggerService } from "./trigger.ts";
 import { WaitTimeouts } from "./wait-timeouts.ts";
 import { publishTimeout, WaitService } from "./waits.ts";
@@ -40,9 +41,9 @@ export function createWorkflowHooks(ctx: AppContext, usage: UsageRecorder, store
   const names = workflowHeaders(ctx.dialect);
   const publishes = new WorkflowPublishes(runs, ctx.dialect, usage);
   const deliveries = new WorkflowDeliveries(runs, (id) => ctx.accounts.byId(id)?.limits.maxMessageSize ?? Infinity);
-  const endings = new RunEndings(runs, usage, ctx.tracing && { tracing: ctx.tracing, commit: ctx.commit });
+  const endings = new RunEndings(runs, usage, ctx.tracing);
   // Runs that fail inside a delivery's write settle in a write of their own, right after it.
-  const settle = new SettleRequests(ctx.commit);
+  const settle = new SettleRequests();
   const listener: MessageListener = new RunEvents(runs, dlq, endings, settle);
   return {
     runs,
@@ -64,8 +65,8 @@ export type WorkflowHooks = ReturnType<typeof createWorkflowHooks>;
 export interface WorkflowEngine {
   messages: MessageStorage;
   lifecycle: MessageLifecycle;
-  /** Disowns a cancelled message's attempt in flight. */
-  forget: (messageId: string) => void;
+  /** Disowns a cancelled message's attempt in flight, inside the cancel's write `tx`. */
+  forget: (tx: WriteTx, messageId: string) => Promise<void>;
   /** An attempt of the message is under way in this process. */
   inFlight: (messageId: string) => boolean;
   wake: Wake;
@@ -80,26 +81,28 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
   const { publisher, lifecycle } = engine;
 
   const messages: RunMessages = {
-    get: (accountId, id) => engine.messages.get(accountId, id),
+    get: (tx, accountId, id) => engine.messages.get(tx, accountId, id),
     // ACTIVE: claimed, by this process or by another one sharing the storage.
     inFlight: (m) => m.state === "ACTIVE" || engine.inFlight(m.id),
-    cancel: (m: MessageRecord, nowMs: number) => {
-      if (!lifecycle.cancel(m, nowMs)) return false;
-      engine.forget(m.id);
+    cancel: async (tx: WriteTx, m: MessageRecord, nowMs: number) => {
+      if (!(await lifecycle.cancel(tx, m, nowMs))) return false;
+      await engine.forget(tx, m.id);
       return true;
     },
-    publish: (account: Account, url: string, headers: Headers, body: Uint8Array, nowMs: number) => {
+    publish: async (tx: WriteTx, account: Account, url: string, headers: Headers, body: Uint8Array, nowMs: number) => {
       const input = { account, destination: { kind: "url" as const, url }, headers, query: new URLSearchParams(), body };
-      const plan = publisher.prepare(input);
-      const [published] = publisher.store(plan.messages, plan.options, input, nowMs);
-      ctx.commit.afterCommit((committed) => committed && engine.wake());
+      const plan = await publisher.prepare(tx, input);
+      const [published] = await publisher.store(tx, plan.messages, plan.options, input, nowMs);
+      tx.afterCommit((committed) => committed && engine.wake());
       return published!.messageId;
     },
   };
   const settler = new RunSettler(runs, waits, messages, ctx.accounts, ctx.commit, ctx.clock, ctx.log);
   hooks.settle.answerWith((work) => settler.schedule(work));
 
-  const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, (a, w, now) => publishTimeout(messages, runs, a, w, now), ctx.log);
+  const timedOut = (tx: WriteTx, account: Account, waiter: StoredWaiter, now: number) =>
+    publishTimeout(tx, messages, runs, account, waiter, now);
+  const timeouts = new WaitTimeouts(waits, ctx.clock, ctx.commit, ctx.accounts, timedOut, ctx.log);
   const waitService = new WaitService({
     clock: ctx.clock,
     commit: ctx.commit,
@@ -146,10 +149,10 @@ export function createWorkflowDomain(ctx: AppContext, hooks: WorkflowHooks, engi
     services: [timeouts, leftovers] as BackgroundService[],
     /** Another process sharing the storage stored a waiter. */
     waitersChanged: timeouts.refresh,
-    /** Test-double reset of one account (inside the reset's write). */
-    reset(accountId: string) {
-      waits.deleteAccount(accountId);
-      runs.deleteAccount(accountId);
+    /** Test-double reset of one account (inside the reset's write `tx`). */
+    async reset(tx: WriteTx, accountId: string): Promise<void> {
+      await waits.deleteAccount(tx, accountId);
+      await runs.deleteAccount(tx, accountId);
     },
   };
 }

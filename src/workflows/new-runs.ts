@@ -4,6 +4,7 @@ import type { MessageLifecycle } from "../messages/lifecycle.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { childOf } from "../model/trace.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { overriddenConfig, type Overrides } from "./dlq-overrides.ts";
 import { joinRun } from "./headers.ts";
 import type { CallType, RunRecord, StepEntry } from "./model.ts";
@@ -32,7 +33,13 @@ export class NewRuns {
   constructor(private readonly deps: NewRunsDeps) {}
 
   /** Stores the new run (`extra`: what it says of itself beside the old run's settings). 400 when a named id is taken. */
-  start(old: RunRecord, overrides: Overrides, nowMs: number, extra: Partial<RunRecord> = {}): RunRecord {
+  async start(
+    tx: WriteTx,
+    old: RunRecord,
+    overrides: Overrides,
+    nowMs: number,
+    extra: Partial<RunRecord> = {},
+  ): Promise<RunRecord> {
     const { config, labels } = overriddenConfig(old, overrides);
     const run: RunRecord = {
       accountId: old.accountId,
@@ -48,9 +55,9 @@ export class NewRuns {
       ...extra,
     };
     // A named id may be taken (a generated one never is).
-    if (overrides.runId !== undefined && this.deps.runs.getRun(run.accountId, run.runId))
+    if (overrides.runId !== undefined && (await this.deps.runs.getRun(tx, run.accountId, run.runId)))
       throw badRequest(`workflow run ${run.runId} already exists`);
-    this.deps.runs.insertRun(run);
+    await this.deps.runs.insertRun(tx, run);
     this.deps.usage.count(run.accountId, WorkflowMetric.runStarted, 1, nowMs);
     return run;
   }
@@ -80,8 +87,14 @@ export class NewRuns {
    * Appends `m` to the new run's list as the entry `entry` was in the old one (its body and headers
    * unless given), and hands it to the message engine: it is the new run's next delivery.
    */
-  deliver(run: RunRecord, m: MessageRecord, entry: Pick<StepEntry, "body" | "headers"> & { callType?: CallType }, nowMs: number) {
-    const position = this.deps.runs.appendStep({
+  async deliver(
+    tx: WriteTx,
+    run: RunRecord,
+    m: MessageRecord,
+    entry: Pick<StepEntry, "body" | "headers"> & { callType?: CallType },
+    nowMs: number,
+  ): Promise<void> {
+    const position = await this.deps.runs.appendStep(tx, {
       accountId: run.accountId,
       runId: run.runId,
       messageId: m.id,
@@ -95,6 +108,6 @@ export class NewRuns {
       retryDelayExpr: m.retryDelayExpr,
     });
     joinRun(this.deps.names, run, m, entry.callType === "fromCallback" ? "fromCallback" : "step", position === 0);
-    this.deps.lifecycle.accept(m, nowMs);
+    await this.deps.lifecycle.accept(tx, m, nowMs);
   }
 }

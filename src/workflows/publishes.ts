@@ -6,6 +6,7 @@ import type { PublishInput } from "../messages/publish.ts";
 import { WorkflowMetric, type UsageRecorder } from "../metrics/usage.ts";
 import type { MessageRecord } from "../model/message.ts";
 import { isSampled, newSpanId, reparent, traceIdOf, traceparent, type TraceContext } from "../model/trace.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import { joinRun, failureCallbackOf, mergeHeaders, runHeaders, withoutHeaders } from "./headers.ts";
 import type { CallType, Invoker, RunConfig, RunRecord } from "./model.ts";
 import { readWorkflowPublish, stepIdentityOf, workflowHeaders, type WorkflowHeaderNames, type WorkflowPublish } from "./protocol.ts";
@@ -37,38 +38,62 @@ export class WorkflowPublishes {
   /** Whether a publish belongs to a run: its refusals are then the whole request's answer. */
   readonly isWorkflow = (headers: Headers): boolean => headers.has(this.names.runId);
 
-  /** Runs inside the storing write: per message, the id of the message it duplicates, if any. */
-  readonly admit = (input: PublishInput, messages: MessageRecord[], _options: PublishOptions, nowMs: number): Array<string | undefined> | undefined => {
+  /**
+   * Runs inside the storing write `tx`: per message, the id of the message it duplicates, if any.
+   * A publish of no run is answered at once, with one promise made once: every publish asks.
+   */
+  readonly admit = (
+    tx: WriteTx,
+    input: PublishInput,
+    messages: MessageRecord[],
+    _options: PublishOptions,
+    nowMs: number,
+  ): Promise<Array<string | undefined> | undefined> => {
     const wf = readWorkflowPublish(this.names, input.headers);
-    if (!wf) return undefined;
+    return wf ? this.admitToRun(tx, wf, input, messages, nowMs) : NOT_A_RUN;
+  };
+
+  private async admitToRun(
+    tx: WriteTx,
+    wf: WorkflowPublish,
+    input: PublishInput,
+    messages: MessageRecord[],
+    nowMs: number,
+  ): Promise<Array<string | undefined>> {
     if (messages.length !== 1) throw badRequest(`a workflow message goes to one URL, not to a URL Group`);
     const m = messages[0]!;
     const src = new ConfigSource(this.dialect, input.headers, input.query);
     const given = (suffix: string) => src.get(suffix) !== undefined;
-    if (wf.init) return [this.start(input, m, wf, nowMs)];
-    const run = this.activeRun(input.account.id, wf.runId);
-    if (wf.callType === "toCallback") this.call(run, m, given, nowMs);
-    else this.step(run, m, wf.callType, given, nowMs);
+    if (wf.init) return [await this.start(tx, input, m, wf, nowMs)];
+    const run = await this.activeRun(tx, input.account.id, wf.runId);
+    if (wf.callType === "toCallback") await this.call(tx, run, m, given, nowMs);
+    else await this.step(tx, run, m, wf.callType, given, nowMs);
     return [undefined];
-  };
+  }
 
-  private activeRun(accountId: string, runId: string): RunRecord {
-    const run = this.runs.getRun(accountId, runId);
+  private async activeRun(tx: WriteTx, accountId: string, runId: string): Promise<RunRecord> {
+    const run = await this.runs.getRun(tx, accountId, runId);
     if (!run) throw runOver(`workflow run ${runId} does not exist`);
     if (!isActive(run.state)) throw runOver(`workflow run ${runId} is over (${run.state})`);
     return run;
   }
 
   /** A trigger (or an invoke's start): the run begins with the message's payload as its first entry. */
-  private start(input: PublishInput, m: MessageRecord, wf: WorkflowPublish, nowMs: number): string | undefined {
+  private async start(
+    tx: WriteTx,
+    input: PublishInput,
+    m: MessageRecord,
+    wf: WorkflowPublish,
+    nowMs: number,
+  ): Promise<string | undefined> {
     const accountId = input.account.id;
     let invoker: Invoker | undefined;
     if (wf.invoke) ({ payload: m.body, invoker } = readInvoke(m.body));
-    const existing = this.runs.getRun(accountId, wf.runId);
+    const existing = await this.runs.getRun(tx, accountId, wf.runId);
     const adopting = existing?.awaitingSdk && wf.triggerBySdk;
     if (existing && !adopting) {
       // A second trigger of the run: it answers with the first one's message.
-      const first = this.runs.firstStep(accountId, wf.runId);
+      const first = await this.runs.firstStep(tx, accountId, wf.runId);
       if (!first) throw runOver(`workflow run ${wf.runId} exists already`);
       return first.messageId;
     }
@@ -98,11 +123,11 @@ export class WorkflowPublishes {
     if (run.trace && m.trace) m.trace = reparent(m.trace, run.trace);
     const entry = this.entryOf(run, m, "step", nowMs);
     if (existing) {
-      this.runs.saveRun(run);
-      this.runs.retagStep({ ...entry, position: 0 });
+      await this.runs.saveRun(tx, run);
+      await this.runs.retagStep(tx, { ...entry, position: 0 });
     } else {
-      this.runs.insertRun(run);
-      this.runs.appendStep(entry);
+      await this.runs.insertRun(tx, run);
+      await this.runs.appendStep(tx, entry);
       this.usage.count(accountId, WorkflowMetric.runStarted, 1, nowMs);
     }
     this.join(run, m, "step", true);
@@ -136,7 +161,14 @@ export class WorkflowPublishes {
   }
 
   /** A step result, plan step or event: inherits what the trigger set unless it sets it itself. */
-  private step(run: RunRecord, m: MessageRecord, callType: CallType, given: (suffix: string) => boolean, nowMs: number): void {
+  private async step(
+    tx: WriteTx,
+    run: RunRecord,
+    m: MessageRecord,
+    callType: CallType,
+    given: (suffix: string) => boolean,
+    nowMs: number,
+  ): Promise<void> {
     const c = run.config;
     if (!given("Retries")) m.maxRetries = c.retries;
     if (!given("Retry-Delay")) m.retryDelayExpr = c.retryDelayExpr;
@@ -145,7 +177,7 @@ export class WorkflowPublishes {
     if (!given("Redact-Fields")) m.redact = c.redact;
     m.headers = mergeHeaders(c.headers, m.headers);
     if (run.trace) m.trace = joinRunTrace(m.trace, run.trace);
-    this.runs.appendStep(this.entryOf(run, m, callType, nowMs));
+    await this.runs.appendStep(tx, this.entryOf(run, m, callType, nowMs));
     this.join(run, m, callType, false);
   }
 
@@ -153,10 +185,16 @@ export class WorkflowPublishes {
    * `context.call`: the request goes to the third party as it is; its answer comes back to the
    * workflow once, as the run's next message, with the run's settings and the user's headers.
    */
-  private call(run: RunRecord, m: MessageRecord, given: (suffix: string) => boolean, nowMs: number): void {
+  private async call(
+    tx: WriteTx,
+    run: RunRecord,
+    m: MessageRecord,
+    given: (suffix: string) => boolean,
+    nowMs: number,
+  ): Promise<void> {
     const c = run.config;
     const step = m.callback && stepIdentityOf(this.names, m.callback.headers);
-    this.runs.appendStep({ ...this.entryOf(run, m, "toCallback", nowMs), details: step && { step } });
+    await this.runs.appendStep(tx, { ...this.entryOf(run, m, "toCallback", nowMs), details: step && { step } });
     this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;
@@ -200,6 +238,8 @@ export class WorkflowPublishes {
     };
   }
 }
+
+const NOT_A_RUN: Promise<undefined> = Promise.resolve(undefined);
 
 /** What an HTTP client adds to a delivery (besides the dialect's own headers): never a user's header of the run. */
 const DELIVERY_HEADERS = new Set(["host", "content-length", "connection", "accept", "accept-encoding", "user-agent", "transfer-encoding"]);

@@ -3,6 +3,7 @@ import type { Dialect } from "../core/dialect.ts";
 import { notFound } from "../core/errors.ts";
 import type { Wake } from "../core/wake.ts";
 import type { MessageRecord } from "../model/message.ts";
+import type { Transactor } from "../store/transactor.ts";
 import { readOverrides } from "./dlq-overrides.ts";
 import type { NewRuns, StartedRun } from "./new-runs.ts";
 import type { WorkflowHeaderNames } from "./protocol.ts";
@@ -18,7 +19,7 @@ export interface RerunRequest {
 
 export interface WorkflowRerunDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
+  commit: Pick<Transactor, "run">;
   dialect: Dialect;
   names: WorkflowHeaderNames;
   runs: RunStorage;
@@ -44,18 +45,19 @@ export class WorkflowRerun {
     const { runs: [log] } = await this.deps.logs.logs(account.id, { filter: { workflowRunIds: [runId] } }, null, 1);
     if (!log) throw notFound(`workflow run ${runId} not found`);
     const start = chooseStart(runId, log.steps, await runs.readSteps(account.id, runId), request.fromStep);
-    const run = await commit.run(() => {
+    const run = await commit.run(async (tx) => {
       const now = clock.now();
-      const source = runs.getRun(account.id, runId);
+      const source = await runs.getRun(tx, account.id, runId);
       if (!source) throw notFound(`workflow run ${runId} not found`);
-      const kept = keptEntries(runs.steps(account.id, runId), start, request.results ?? {});
+      const kept = keptEntries(await runs.steps(tx, account.id, runId), start, request.results ?? {});
       const { stepName, stepId } = start;
       const rerunOf = { workflowRunId: runId, workflowRunCreatedAt: source.createdAt, stepName, stepId };
       // A run the endpoint's SDK never took over (`POST /v2/trigger`) can be taken over by the new run's.
-      const run = newRuns.start(source, overrides, now, { rerunOf, awaitingSdk: source.awaitingSdk, restTriggered: source.restTriggered });
+      const { awaitingSdk, restTriggered } = source;
+      const run = await newRuns.start(tx, source, overrides, now, { rerunOf, awaitingSdk, restTriggered });
       const moved = kept.map((e) => movedTo(e, runId, run.runId));
       const last = moved.pop()!;
-      for (const e of moved) runs.appendStep({ ...e, state: "DELIVERED", nextDeliveryAt: undefined });
+      for (const e of moved) await runs.appendStep(tx, { ...e, state: "DELIVERED", nextDeliveryAt: undefined });
       // The last kept step's delivery again: the endpoint replays the kept steps and runs the chosen one.
       const template: MessageRecord = {
         id: "",
@@ -75,7 +77,7 @@ export class WorkflowRerun {
         callerIp: source.callerIp,
         redact: source.config.redact,
       };
-      newRuns.deliver(run, newRuns.message(template, run, overrides, now), last, now);
+      await newRuns.deliver(tx, run, newRuns.message(template, run, overrides, now), last, now);
       return run;
     });
     this.deps.wake();

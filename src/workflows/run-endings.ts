@@ -8,6 +8,7 @@ import type { RunRecord } from "./model.ts";
 import { bytesOf } from "./raw-steps.ts";
 import { endRun, invokeResult, type RunEnding } from "./run-state.ts";
 import { refusedByStorage } from "../store/errors.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import type { RunStorage, WaitStorage } from "./storage.ts";
 
 const METRIC: Record<RunEnding, string> = {
@@ -22,39 +23,52 @@ export class RunEndings {
     private readonly runs: RunStorage,
     private readonly usage: UsageRecorder,
     /** The run's span is made once its end is committed. */
-    private readonly traced?: { tracing: Tracing; commit: { afterCommit(fn: (committed: boolean) => void): void } },
+    private readonly tracing?: Tracing,
   ) {}
 
   /**
-   * Inside a write: ends the run as `ending` with `details`, marked unsettled until what it
+   * Inside the write `tx`: ends the run as `ending` with `details`, marked unsettled until what it
    * left behind is dealt with. False when it had already ended.
    */
-  end(run: RunRecord, ending: RunEnding, nowMs: number, details: Partial<RunRecord> = {}): boolean {
+  async end(
+    tx: WriteTx,
+    run: RunRecord,
+    ending: RunEnding,
+    nowMs: number,
+    details: Partial<RunRecord> = {},
+  ): Promise<boolean> {
     const state = endRun(run.state, ending);
     if (!state) return false;
     Object.assign(run, details, { state, completedAt: nowMs, unsettled: true });
-    this.runs.saveRun(run);
+    await this.runs.saveRun(tx, run);
     this.usage.count(run.accountId, METRIC[ending], 1, nowMs);
     const { trace } = run;
-    if (this.traced && trace) {
-      const { tracing, commit } = this.traced;
+    const tracing = this.tracing;
+    if (tracing && trace) {
       const span = { runId: run.runId, url: run.url, state, createdAt: run.createdAt, completedAt: nowMs, labels: run.labels, trace };
-      commit.afterCommit((committed) => committed && tracing.runEnded(span));
+      tx.afterCommit((committed) => committed && tracing.runEnded(span));
     }
     return true;
   }
 }
 
-/** What settling needs of the message engine, inside a write. */
+/** What settling needs of the message engine, inside the write `tx`. */
 export interface RunMessages {
   /** The message if it still waits or is in flight. */
-  get(accountId: string, messageId: string): MessageRecord | undefined;
+  get(tx: WriteTx, accountId: string, messageId: string): Promise<MessageRecord | undefined>;
   /** An attempt of it is under way (in this process, or in another one sharing the storage). */
   inFlight(m: MessageRecord): boolean;
   /** Cancels it (an attempt in flight is disowned); false if it was already gone. */
-  cancel(m: MessageRecord, nowMs: number): boolean;
+  cancel(tx: WriteTx, m: MessageRecord, nowMs: number): Promise<boolean>;
   /** Publishes a message as a client would (inside the write); returns its id. */
-  publish(account: Account, url: string, headers: Headers, body: Uint8Array, nowMs: number): string;
+  publish(
+    tx: WriteTx,
+    account: Account,
+    url: string,
+    headers: Headers,
+    body: Uint8Array,
+    nowMs: number,
+  ): Promise<string>;
 }
 
 /** A message the settler cancels after the write that found it left over. */
@@ -82,16 +96,14 @@ export interface SettleWork {
 export class SettleRequests {
   private answer: ((work: SettleWork) => void) | null = null;
 
-  constructor(private readonly commit: { afterCommit(fn: (committed: boolean) => void): void }) {}
-
-  /** The run ended in the write under way: settle it after it. */
-  settleAfterCommit(accountId: string, runId: string): void {
-    this.commit.afterCommit((committed) => committed && this.answer?.({ runs: [{ accountId, runId }], leftovers: [] }));
+  /** The run ended in the write `tx`: settle it after it. */
+  settleAfterCommit(tx: WriteTx, accountId: string, runId: string): void {
+    tx.afterCommit((committed) => committed && this.answer?.({ runs: [{ accountId, runId }], leftovers: [] }));
   }
 
-  /** A message of an ended run came back for another attempt: cancel it after the write under way. */
-  cancelAfterCommit(accountId: string, messageId: string): void {
-    this.commit.afterCommit((committed) => committed && this.answer?.({ runs: [], leftovers: [{ accountId, messageId }] }));
+  /** A message of an ended run came back for another attempt: cancel it after the write `tx`. */
+  cancelAfterCommit(tx: WriteTx, accountId: string, messageId: string): void {
+    tx.afterCommit((committed) => committed && this.answer?.({ runs: [], leftovers: [{ accountId, messageId }] }));
   }
 
   answerWith(fn: (work: SettleWork) => void): void {
@@ -125,22 +137,25 @@ export class RunSettler {
     private readonly waits: WaitStorage,
     private readonly messages: RunMessages,
     private readonly accounts: { byId(id: string): Account | undefined },
-    private readonly commit: { run<T>(write: () => T): Promise<T> },
+    private readonly commit: Pick<Transactor, "run">,
     private readonly clock: { now(): number },
     private readonly log: { error(message: string, fields?: Record<string, unknown>): void },
   ) {}
 
-  /** Inside a write that read the run with `settle`: cancels its messages (see the class), ends its waits, answers its invoker. */
-  settle(run: RunRecord, nowMs: number): void {
+  /**
+   * Inside the write `tx` that read the run: cancels its messages (see the class), ends its waits,
+   * answers its invoker.
+   */
+  async settle(tx: WriteTx, run: RunRecord, nowMs: number): Promise<void> {
     const spareInFlight = run.state !== "RUN_CANCELED";
-    for (const entry of this.runs.steps(run.accountId, run.runId)) {
-      const m = this.messages.get(run.accountId, entry.messageId);
-      if (m && !(spareInFlight && this.messages.inFlight(m))) this.messages.cancel(m, nowMs);
+    for (const entry of await this.runs.steps(tx, run.accountId, run.runId)) {
+      const m = await this.messages.get(tx, run.accountId, entry.messageId);
+      if (m && !(spareInFlight && this.messages.inFlight(m))) await this.messages.cancel(tx, m, nowMs);
     }
-    this.waits.deleteRun(run.accountId, run.runId);
-    this.answerInvoker(run, nowMs);
+    await this.waits.deleteRun(tx, run.accountId, run.runId);
+    await this.answerInvoker(tx, run, nowMs);
     run.unsettled = false;
-    this.runs.saveRun(run);
+    await this.runs.saveRun(tx, run);
   }
 
   /**
@@ -150,7 +165,7 @@ export class RunSettler {
    */
   schedule(work?: SettleWork): void {
     if (!work) {
-      void Promise.resolve(this.runs.unsettledRuns(1000)).then(
+      void this.runs.unsettledRuns(1000).then(
         (runs) => this.schedule({ runs, leftovers: [] }),
         (error) => this.failed(error),
       );
@@ -163,15 +178,15 @@ export class RunSettler {
     this.retryLeftovers = [];
     if (runs.length === 0 && leftovers.length === 0) return;
     this.commit
-      .run(() => {
+      .run(async (tx) => {
         const now = this.clock.now();
         for (const { accountId, messageId } of leftovers) {
-          const m = this.messages.get(accountId, messageId);
-          if (m && !this.messages.inFlight(m)) this.messages.cancel(m, now);
+          const m = await this.messages.get(tx, accountId, messageId);
+          if (m && !this.messages.inFlight(m)) await this.messages.cancel(tx, m, now);
         }
         for (const { accountId, runId } of runs) {
-          const run = this.runs.getRun(accountId, runId);
-          if (run?.unsettled) this.settle(run, now);
+          const run = await this.runs.getRun(tx, accountId, runId);
+          if (run?.unsettled) await this.settle(tx, run, now);
         }
       })
       .catch((error) => {
@@ -201,13 +216,14 @@ export class RunSettler {
   }
 
   /** `context.invoke` waits for this run: its result (or how it ended) becomes the invoker's next step. */
-  private answerInvoker(run: RunRecord, nowMs: number): void {
+  private async answerInvoker(tx: WriteTx, run: RunRecord, nowMs: number): Promise<void> {
     const invoker = run.invoker;
     const account = this.accounts.byId(run.accountId);
     if (!invoker || !account) return;
     const step = { ...invoker.step, stepType: "Invoke", out: JSON.stringify(invokeResult(run)) };
     try {
-      this.messages.publish(account, invoker.workflowUrl, headersOf(pairsOfMap(invoker.headers)), bytesOf(JSON.stringify(step)), nowMs);
+      const headers = headersOf(pairsOfMap(invoker.headers));
+      await this.messages.publish(tx, account, invoker.workflowUrl, headers, bytesOf(JSON.stringify(step)), nowMs);
     } catch (error) {
       // The invoking run is over (cancelled meanwhile): nobody waits for the answer.
       if (!(error instanceof HttpError)) throw error;

@@ -1,11 +1,12 @@
 import type { DlqStorage } from "../dlq/storage.ts";
 import { headerMap } from "../messages/views.ts";
 import type { MessageEventMap, MessageListener } from "../model/events.ts";
-import type { MessageRecord } from "../model/message.ts";
+import type { MessageRecord, WorkflowTag } from "../model/message.ts";
 import type { DeliveryOutcome } from "../model/outcome.ts";
+import type { WriteTx } from "../store/transactor.ts";
 import type { FailureCallbackState, FailureFunction, StepDeliveryState, StepError } from "./model.ts";
 import { textOf } from "./raw-steps.ts";
-import type { RunEndings } from "./run-endings.ts";
+import type { RunEndings, SettleRequests } from "./run-endings.ts";
 import { isActive } from "./run-state.ts";
 import type { RunStorage } from "./storage.ts";
 
@@ -34,6 +35,12 @@ function stepError(outcome: DeliveryOutcome, error: string, atMs: number): StepE
 }
 
 /**
+ * What a listener's method returns: undefined when it had nothing to do (a message of no run: every
+ * message's every event comes here, answered without a promise), else the promise of its writes.
+ */
+type Done = Promise<void> | undefined;
+
+/**
  * Keeps runs in step with their messages, inside the write that changes the message: a step that
  * fails for good fails its run (with the DLQ entry and the failure function's call), a call's
  * answer joins the run's list, the failure function's call records how it went, and every
@@ -44,57 +51,81 @@ export class RunEvents implements MessageListener {
     private readonly runs: RunStorage,
     private readonly dlq: Pick<DlqStorage, "setFailureFunctionState">,
     private readonly endings: RunEndings,
-    private readonly settler: { settleAfterCommit(accountId: string, runId: string): void; cancelAfterCommit(accountId: string, messageId: string): void },
+    private readonly settler: Pick<SettleRequests, "settleAfterCommit" | "cancelAfterCommit">,
   ) {}
 
-  created({ message: m }: MessageEventMap["created"]): void {
+  created({ message: m }: MessageEventMap["created"], tx: WriteTx): Done {
     const tag = m.workflow;
-    if (tag?.callType === "fromCallback") {
-      const run = this.runs.getRun(m.accountId, tag.runId);
-      if (!run || !isActive(run.state)) return;
-      this.runs.appendStep({
-        accountId: m.accountId,
-        runId: run.runId,
-        messageId: m.id,
-        callType: "fromCallback",
-        url: m.url,
-        method: m.method,
-        body: m.body,
-        createdAt: m.createdAt,
-        headers: m.headers,
-        retries: m.maxRetries,
-        retryDelayExpr: m.retryDelayExpr,
-      });
-    } else if (tag?.callType === "failureCall") {
-      this.updateFailureFunction(m, (f) => ({ ...f, messageId: m.id, url: m.url, state: "CALLBACK_INPROGRESS", nextDeliveryTime: undefined }));
-    }
+    if (tag?.callType === "fromCallback") return this.answerJoins(tx, m, tag.runId);
+    if (tag?.callType !== "failureCall") return undefined;
+    return this.updateFailureFunction(tx, m, (f) => ({
+      ...f,
+      messageId: m.id,
+      url: m.url,
+      state: "CALLBACK_INPROGRESS",
+      nextDeliveryTime: undefined,
+    }));
   }
 
-  delivered({ message: m, outcome }: MessageEventMap["delivered"]): void {
-    if (m.workflow?.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_SUCCESS", outcome);
-    this.delivery(m, "DELIVERED");
+  delivered({ message: m, outcome }: MessageEventMap["delivered"], tx: WriteTx): Done {
+    if (m.workflow?.callType === "failureCall") return this.failureCallEnded(tx, m, "CALLBACK_SUCCESS", outcome);
+    return this.delivery(tx, m, "DELIVERED");
   }
 
-  retried({ message: m, outcome, error, nextDeliveryAt, atMs }: MessageEventMap["retried"]): void {
-    const tag = m.workflow;
-    if (!tag) return;
-    this.runs.addError(m.accountId, tag.runId, m.id, stepError(outcome, error, atMs));
-    if (tag.callType === "failureCall") return this.updateFailureFunction(m, (f) => ({ ...f, nextDeliveryTime: nextDeliveryAt }));
-    this.delivery(m, "RETRY", nextDeliveryAt);
+  retried(e: MessageEventMap["retried"], tx: WriteTx): Done {
+    const tag = e.message.workflow;
+    return tag && this.retriedInRun(tx, tag, e);
+  }
+
+  failed(e: MessageEventMap["failed"], tx: WriteTx): Done {
+    const tag = e.message.workflow;
+    return tag && this.failedInRun(tx, tag, e);
+  }
+
+  cancelled({ message: m }: MessageEventMap["cancelled"], tx: WriteTx): Done {
+    if (m.workflow?.callType !== "failureCall") return this.delivery(tx, m, "CANCELED");
+    const state = "CALLBACK_CANCELED";
+    return this.updateFailureFunction(tx, m, (f) => ({ ...f, state, nextDeliveryTime: undefined }));
+  }
+
+  /** A call's answer joins its run's list, while the run goes on. */
+  private async answerJoins(tx: WriteTx, m: MessageRecord, runId: string): Promise<void> {
+    const run = await this.runs.getRun(tx, m.accountId, runId);
+    if (!run || !isActive(run.state)) return;
+    await this.runs.appendStep(tx, {
+      accountId: m.accountId,
+      runId: run.runId,
+      messageId: m.id,
+      callType: "fromCallback",
+      url: m.url,
+      method: m.method,
+      body: m.body,
+      createdAt: m.createdAt,
+      headers: m.headers,
+      retries: m.maxRetries,
+      retryDelayExpr: m.retryDelayExpr,
+    });
+  }
+
+  private async retriedInRun(tx: WriteTx, tag: WorkflowTag, e: MessageEventMap["retried"]): Promise<void> {
+    const { message: m, outcome, error, nextDeliveryAt, atMs } = e;
+    await this.runs.addError(tx, m.accountId, tag.runId, m.id, stepError(outcome, error, atMs));
+    if (tag.callType === "failureCall")
+      return this.updateFailureFunction(tx, m, (f) => ({ ...f, nextDeliveryTime: nextDeliveryAt }));
+    await this.delivery(tx, m, "RETRY", nextDeliveryAt);
     // An attempt that was under way when its run ended was spared; its run wants no more of it.
-    const run = this.runs.getRun(m.accountId, tag.runId);
-    if (run && !isActive(run.state)) this.settler.cancelAfterCommit(m.accountId, m.id);
+    const run = await this.runs.getRun(tx, m.accountId, tag.runId);
+    if (run && !isActive(run.state)) this.settler.cancelAfterCommit(tx, m.accountId, m.id);
   }
 
-  failed({ message: m, outcome, error, dlqId, atMs }: MessageEventMap["failed"]): void {
-    const tag = m.workflow;
-    if (!tag) return;
-    this.runs.addError(m.accountId, tag.runId, m.id, stepError(outcome, error, atMs));
-    if (tag.callType === "failureCall") return this.failureCallEnded(m, "CALLBACK_FAIL", outcome);
-    this.delivery(m, "FAILED");
+  private async failedInRun(tx: WriteTx, tag: WorkflowTag, e: MessageEventMap["failed"]): Promise<void> {
+    const { message: m, outcome, error, dlqId, atMs } = e;
+    await this.runs.addError(tx, m.accountId, tag.runId, m.id, stepError(outcome, error, atMs));
+    if (tag.callType === "failureCall") return this.failureCallEnded(tx, m, "CALLBACK_FAIL", outcome);
+    await this.delivery(tx, m, "FAILED");
     // A failed `context.call` is the call's answer, not the run's failure: the callback carries it.
     if (tag.callType !== "step" && tag.callType !== "fromCallback") return;
-    const run = this.runs.getRun(m.accountId, tag.runId);
+    const run = await this.runs.getRun(tx, m.accountId, tag.runId);
     if (!run || !isActive(run.state) || dlqId === undefined) return;
     const failureFunction = m.failureCallback && {
       messageId: "",
@@ -105,22 +136,17 @@ export class RunEvents implements MessageListener {
       failResponse: failResponse(outcome, error),
       failHeaders: headerMap(outcome.headers),
     };
-    this.endings.end(run, "failed", atMs, { dlqId, failureFunction });
-    this.settler.settleAfterCommit(run.accountId, run.runId);
-  }
-
-  cancelled({ message: m }: MessageEventMap["cancelled"]): void {
-    if (m.workflow?.callType === "failureCall") this.updateFailureFunction(m, (f) => ({ ...f, state: "CALLBACK_CANCELED", nextDeliveryTime: undefined }));
-    else this.delivery(m, "CANCELED");
+    await this.endings.end(tx, run, "failed", atMs, { dlqId, failureFunction });
+    this.settler.settleAfterCommit(tx, run.accountId, run.runId);
   }
 
   /** Where the delivery of a run's message (a step, a call or its answer) stands now. */
-  private delivery(m: MessageRecord, state: StepDeliveryState, nextDeliveryAt?: number): void {
-    if (m.workflow) this.runs.setDelivery(m.accountId, m.workflow.runId, m.id, state, nextDeliveryAt);
+  private delivery(tx: WriteTx, m: MessageRecord, state: StepDeliveryState, nextDeliveryAt?: number): Done {
+    return m.workflow && this.runs.setDelivery(tx, m.accountId, m.workflow.runId, m.id, state, nextDeliveryAt);
   }
 
-  private failureCallEnded(m: MessageRecord, state: FailureCallbackState, outcome: DeliveryOutcome): void {
-    this.updateFailureFunction(m, (f) => ({
+  private failureCallEnded(tx: WriteTx, m: MessageRecord, state: FailureCallbackState, outcome: DeliveryOutcome) {
+    return this.updateFailureFunction(tx, m, (f) => ({
       ...f,
       state,
       responseStatus: outcome.status,
@@ -130,12 +156,12 @@ export class RunEvents implements MessageListener {
     }));
   }
 
-  private updateFailureFunction(m: MessageRecord, change: (f: FailureFunction) => FailureFunction): void {
-    const run = this.runs.getRun(m.accountId, m.workflow!.runId);
+  private async updateFailureFunction(tx: WriteTx, m: MessageRecord, change: (f: FailureFunction) => FailureFunction) {
+    const run = await this.runs.getRun(tx, m.accountId, m.workflow!.runId);
     if (!run?.failureFunction) return;
     const changed = change(run.failureFunction);
     run.failureFunction = changed;
-    this.runs.saveRun(run);
-    this.dlq.setFailureFunctionState(m.accountId, changed.dlqId, changed.state);
+    await this.runs.saveRun(tx, run);
+    await this.dlq.setFailureFunctionState(tx, m.accountId, changed.dlqId, changed.state);
   }
 }

@@ -1,5 +1,6 @@
 import { notFound } from "../core/errors.ts";
 import { headerMap } from "../messages/views.ts";
+import type { Transactor } from "../store/transactor.ts";
 import type { RunRecord } from "./model.ts";
 import { rawStep, textOf, type RawStep } from "./raw-steps.ts";
 import type { RunEndings, RunSettler } from "./run-endings.ts";
@@ -16,7 +17,7 @@ const SCAN_PAGES = 20;
 
 export interface RunServiceDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
+  commit: Pick<Transactor, "run">;
   runs: RunStorage;
   endings: RunEndings;
   settler: RunSettler;
@@ -33,12 +34,14 @@ export class RunService {
    */
   async end(accountId: string, runId: string, cancel: boolean, result: string): Promise<void> {
     const { commit, clock, runs, endings, settler } = this.deps;
-    await commit.run(() => {
-      const run = runs.getRun(accountId, runId);
+    await commit.run(async (tx) => {
+      const run = await runs.getRun(tx, accountId, runId);
       if (!run) throw notFound(`workflow run ${runId} not found`);
       const now = clock.now();
-      const ended = cancel ? endings.end(run, "cancelled", now) : endings.end(run, "finished", now, { result: result || undefined });
-      if (ended) settler.settle(run, now);
+      const ended = cancel
+        ? await endings.end(tx, run, "cancelled", now)
+        : await endings.end(tx, run, "finished", now, { result: result || undefined });
+      if (ended) await settler.settle(tx, run, now);
     });
   }
 
@@ -54,13 +57,13 @@ export class RunService {
         (run) => run.runId,
       );
     if (runIds.length === 0) return 0;
-    return commit.run(() => {
+    return commit.run(async (tx) => {
       const now = clock.now();
       let cancelled = 0;
       for (const id of runIds) {
-        const run = runs.getRun(accountId, id);
-        if (!run || !endings.end(run, "cancelled", now)) continue;
-        settler.settle(run, now);
+        const run = await runs.getRun(tx, accountId, id);
+        if (!run || !(await endings.end(tx, run, "cancelled", now))) continue;
+        await settler.settle(tx, run, now);
         cancelled++;
       }
       return cancelled;

@@ -1,6 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import type { StoredWaiter, WaitStorage } from "./storage.ts";
 
 const BATCH = 200;
@@ -20,10 +21,10 @@ export class WaitTimeouts {
   constructor(
     private readonly waits: WaitStorage,
     private readonly clock: Clock,
-    private readonly commit: { run<T>(write: () => T): Promise<T> },
+    private readonly commit: Pick<Transactor, "run">,
     private readonly accounts: { byId(id: string): Account | undefined },
-    /** Inside the write: the waiter timed out (it is already removed from the store). */
-    private readonly timedOut: (account: Account, waiter: StoredWaiter, nowMs: number) => void,
+    /** Inside the write `tx`: the waiter timed out (it is already removed from the store). */
+    private readonly timedOut: (tx: WriteTx, account: Account, waiter: StoredWaiter, nowMs: number) => Promise<void>,
     private readonly log: Logger,
   ) {}
 
@@ -49,7 +50,7 @@ export class WaitTimeouts {
 
   private arm(): Promise<void> {
     if (!this.running) return Promise.resolve();
-    return Promise.resolve(this.waits.nextDeadline()).then(
+    return this.waits.nextDeadline().then(
       (next) => {
         if (next !== null && this.running && next < this.timerAt) this.armAt(next);
       },
@@ -72,11 +73,11 @@ export class WaitTimeouts {
     if (!this.running) return Promise.resolve();
     const now = this.clock.now();
     return this.commit
-      .run(() => {
-        const due = this.waits.due(now, BATCH);
+      .run(async (tx) => {
+        const due = await this.waits.due(tx, now, BATCH);
         for (const waiter of due) {
           const account = this.accounts.byId(waiter.accountId);
-          if (this.waits.delete(waiter.id) && account) this.timedOut(account, waiter, now);
+          if ((await this.waits.delete(tx, waiter.id)) && account) await this.timedOut(tx, account, waiter, now);
         }
         return due.length;
       })

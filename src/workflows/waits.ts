@@ -1,6 +1,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import { badRequest, HttpError } from "../core/errors.ts";
 import { headerMap } from "../messages/views.ts";
+import type { Transactor, WriteTx } from "../store/transactor.ts";
 import { toBase64 } from "../util/base64.ts";
 import { DurationError, parseSecondsOrDuration } from "../util/duration.ts";
 import { headersOf } from "./headers.ts";
@@ -32,12 +33,20 @@ export interface NotifyResult {
 
 const DEFAULT_TIMEOUT = "7d";
 
-/** Inside a write: the deadline passed without the event; the waiting step learns it timed out. */
-export function publishTimeout(messages: RunMessages, runs: RunStorage, account: Account, waiter: StoredWaiter, nowMs: number): void {
+/** Inside the write `tx`: the deadline passed without the event; the waiting step learns it timed out. */
+export async function publishTimeout(
+  tx: WriteTx,
+  messages: RunMessages,
+  runs: RunStorage,
+  account: Account,
+  waiter: StoredWaiter,
+  nowMs: number,
+): Promise<void> {
   const step = { ...waiter.step, waitEventId: waiter.eventId, timeout: waiter.timeout, waitTimeout: true };
   try {
-    const messageId = messages.publish(account, waiter.timeoutUrl, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
-    runs.setDetails(account.id, waiter.runId, messageId, { waitTimeoutDeadline: waiter.deadline });
+    const body = bytesOf(JSON.stringify(step));
+    const messageId = await messages.publish(tx, account, waiter.timeoutUrl, headersOf(waiter.headers), body, nowMs);
+    await runs.setDetails(tx, account.id, waiter.runId, messageId, { waitTimeoutDeadline: waiter.deadline });
   } catch (error) {
     // The run ended meanwhile: nobody waits for the timeout.
     if (!(error instanceof HttpError)) throw error;
@@ -58,7 +67,7 @@ export function waiterView(w: Waiter) {
 
 export interface WaitDeps {
   clock: { now(): number };
-  commit: { run<T>(write: () => T): Promise<T> };
+  commit: Pick<Transactor, "run">;
   names: WorkflowHeaderNames;
   lowerPrefix: string;
   runs: RunStorage;
@@ -91,8 +100,8 @@ export class WaitService {
       if (error instanceof DurationError) throw badRequest(`invalid wait timeout "${timeout}": ${error.message}`);
       throw error;
     }
-    const deadline = await commit.run(() => {
-      const run = runs.getRun(account.id, runId);
+    const deadline = await commit.run(async (tx) => {
+      const run = await runs.getRun(tx, account.id, runId);
       if (!run || !isActive(run.state)) throw new HttpError(400, `workflow run ${runId} is not running`);
       const now = clock.now();
       const waiter: Waiter = {
@@ -109,12 +118,12 @@ export class WaitService {
         timeout,
         step: request.step,
       };
-      const kept = waits.takeKept(account.id, runId, eventId);
+      const kept = await waits.takeKept(tx, account.id, runId, eventId);
       if (kept) {
-        this.publishEvent(account, waiter, kept, now);
+        await this.publishEvent(tx, account, waiter, kept, now);
         return undefined;
       }
-      waits.insert(waiter);
+      await waits.insert(tx, waiter);
       return waiter.deadline;
     });
     if (deadline !== undefined) this.deps.deadlineAdded(deadline);
@@ -126,22 +135,24 @@ export class WaitService {
    */
   async notify(account: Account, eventId: string, data: Uint8Array, runId?: string): Promise<NotifyResult[]> {
     const { runs, waits, clock, commit } = this.deps;
-    return commit.run(() => {
+    return commit.run(async (tx) => {
       const now = clock.now();
       const results: NotifyResult[] = [];
-      for (const waiter of waits.waiting(account.id, eventId, runId)) {
-        if (!waits.delete(waiter.id)) continue;
-        const run = { workflowRunId: waiter.runId, workflowCreatedAt: runs.getRun(account.id, waiter.runId)?.createdAt };
+      for (const waiter of await waits.waiting(tx, account.id, eventId, runId)) {
+        if (!(await waits.delete(tx, waiter.id))) continue;
+        const workflowCreatedAt = (await runs.getRun(tx, account.id, waiter.runId))?.createdAt;
+        const run = { workflowRunId: waiter.runId, workflowCreatedAt };
         try {
-          results.push({ waiter: waiterView(waiter), messageId: this.publishEvent(account, waiter, data, now), error: "", ...run });
+          const messageId = await this.publishEvent(tx, account, waiter, data, now);
+          results.push({ waiter: waiterView(waiter), messageId, error: "", ...run });
         } catch (error) {
           if (!(error instanceof HttpError)) throw error;
           results.push({ waiter: waiterView(waiter), messageId: "", error: error.message, ...run });
         }
       }
       if (results.length === 0 && runId !== undefined) {
-        const run = runs.getRun(account.id, runId);
-        if (run && isActive(run.state)) waits.keep(account.id, runId, eventId, data, now);
+        const run = await runs.getRun(tx, account.id, runId);
+        if (run && isActive(run.state)) await waits.keep(tx, account.id, runId, eventId, data, now);
       }
       return results;
     });
@@ -151,10 +162,17 @@ export class WaitService {
     return (await this.deps.waits.readWaiting(account.id, eventId)).map(waiterView);
   }
 
-  private publishEvent(account: Account, waiter: Waiter, data: Uint8Array, nowMs: number): string {
+  private async publishEvent(
+    tx: WriteTx,
+    account: Account,
+    waiter: Waiter,
+    data: Uint8Array,
+    nowMs: number,
+  ): Promise<string> {
     const step = { ...waiter.step, waitEventId: waiter.eventId, timeout: waiter.timeout, out: toBase64(data), waitTimeout: false };
-    const messageId = this.deps.messages.publish(account, waiter.url, headersOf(waiter.headers), bytesOf(JSON.stringify(step)), nowMs);
-    this.deps.runs.setDetails(account.id, waiter.runId, messageId, { waitTimeoutDeadline: waiter.deadline });
+    const body = bytesOf(JSON.stringify(step));
+    const messageId = await this.deps.messages.publish(tx, account, waiter.url, headersOf(waiter.headers), body, nowMs);
+    await this.deps.runs.setDetails(tx, account.id, waiter.runId, messageId, { waitTimeoutDeadline: waiter.deadline });
     return messageId;
   }
 

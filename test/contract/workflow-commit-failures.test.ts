@@ -33,9 +33,9 @@ function ended(id: string) {
 }
 
 /** Transactions the storage refused since the start (the server's own metric). */
-async function failedCommits(): Promise<number> {
+async function refusedWrites(): Promise<number> {
   const res = await fetch(`${w.svc.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
-  return parseExposition(await res.text()).value("svcd_storage_commits_total", { result: "failed" });
+  return parseExposition(await res.text()).value("svcd_storage_writes_refused_total");
 }
 
 /**
@@ -138,7 +138,7 @@ test("a run ended by a delivery whose settling the storage refused still answers
   // the parent's answer (a message to the parent): refused while this stands.
   await whileCommitsFail(w.svc, "NEW.state = 'CREATED' AND NEW.url LIKE '%/wf/settle/parent%'", async () => {
     release();
-    await waitUntil(async () => (await failedCommits()) > 0, { what: "the refused settling" });
+    await waitUntil(async () => (await refusedWrites()) > 0, { what: "the refused settling" });
   });
   const run = await ended(id);
   expect(run.workflowState).toBe("RUN_SUCCESS");

@@ -86,7 +86,7 @@ describe("config fixtures for URL Groups, queues and schedules", () => {
     }
   });
 
-  test("a bad fixture is a ConfigError naming it", () => {
+  test("a bad fixture is a ConfigError naming it", async () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ schedules: [{ scheduleId: "a", destination: "http://x.test/", cron: "* * * * *" }, { scheduleId: "b", destination: "http://x.test/", cron: "99 * * * *" }] }, "accounts[0].schedules[1].cron"],
       [{ schedules: [{ scheduleId: "a", destination: "no-such-group", cron: "* * * * *" }] }, "accounts[0].schedules[0].destination"],
@@ -105,7 +105,7 @@ describe("config fixtures for URL Groups, queues and schedules", () => {
         const config = { ...defaultConfig(dir), port: 0, dbPath: null, workers: 1 };
         let error: unknown;
         try {
-          createServer(config, { configFile: { accounts: [account("bad", extra)] }, logger: silentLogger });
+          await createServer(config, { configFile: { accounts: [account("bad", extra)] }, logger: silentLogger });
         } catch (e) {
           error = e;
         }

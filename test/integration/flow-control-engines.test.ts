@@ -9,6 +9,7 @@ import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { FlowLanes, outstandingCap } from "../../src/flow-control/lanes.ts";
 import { FlowKeySettings } from "../../src/flow-control/steering.ts";
 import type { FlowControl, MessageRecord } from "../../src/model/message.ts";
+import type { WriteTx } from "../../src/store/transactor.ts";
 import { messageRecord } from "../helpers/message-record.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
 import { ENGINES, type Engine } from "../helpers/server.ts";
@@ -49,25 +50,28 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
   let settings: FlowKeySettings;
   beforeAll(async () => {
     ({ storage, close } = await open(engine));
-    settings = new FlowKeySettings(storage.stores.flowKeys);
+    settings = await FlowKeySettings.load(storage.stores.flowKeys);
     lanes = new FlowLanes(storage.stores.flow, settings, () => {});
   }, 60_000);
   afterAll(async () => await close());
 
   /** The dispatcher's claim write: what is due, through the gate; answers the ids handed out. */
-  const claimWrite = (now: number) => () => {
+  const claimWrite = (now: number) => async (tx: WriteTx) => {
     const out: string[] = [];
-    for (const m of storage.stores.messages.due(now, 500)) {
-      if (!lanes.admit(m)) continue;
-      storage.stores.messages.claim(m.id);
+    for (const m of await storage.stores.messages.due(tx, now, 500)) {
+      if (!(await lanes.admit(tx, m))) continue;
+      await storage.stores.messages.claim(tx, m.id);
       out.push(m.id);
     }
     return out;
   };
+  const insertAll = async (tx: WriteTx, messages: MessageRecord[]) => {
+    for (const m of messages) await storage.stores.messages.insert(tx, m);
+  };
   /** The outcome recorder's write for a delivered message: gone, and its key's next held one goes. */
-  const deliveredWrite = (m: MessageRecord, now: number) => () => {
-    storage.stores.messages.delete(m.id);
-    lanes.released(m, now);
+  const deliveredWrite = (m: MessageRecord, now: number) => async (tx: WriteTx) => {
+    await storage.stores.messages.delete(tx, m.id);
+    await lanes.released(tx, m, now);
   };
 
   test("a delivery ends in the tick that claims a newer message of the key: the held ones still go first", async () => {
@@ -76,13 +80,13 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     let now = T0 + 1000;
     // A backlog beyond the cap: the first `cap` go to the workers, the rest are held in order.
     const backlog = Array.from({ length: cap + 3 }, (_, i) => message(T0 + i));
-    await commit.run(() => backlog.forEach((m) => storage.stores.messages.insert(m)));
+    await commit.run((tx) => insertAll(tx, backlog));
     const handedOut = await commit.run(claimWrite(now));
     expect(handedOut).toEqual(backlog.slice(0, cap).map((m) => m.id));
 
     // Newer messages, published while those deliveries run, are due and not yet claimed.
     const newer = Array.from({ length: 3 }, (_, i) => message(now + i));
-    await commit.run(() => newer.forEach((m) => storage.stores.messages.insert(m)));
+    await commit.run((tx) => insertAll(tx, newer));
     const all = [...backlog, ...newer];
     // Each round: one delivery ends and the dispatcher claims, both in the same tick.
     let delivered = 0;
@@ -105,18 +109,18 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     const { commit } = storage;
     const flow = { ...FLOW, key: "paused" };
     let now = T0 + 3_000_000;
-    await commit.run(() => settings.change("acct", flow.key, { paused: true }));
+    await commit.run((tx) => settings.change(tx, "acct", flow.key, { paused: true }));
     const held = Array.from({ length: 5 }, (_, i) => message(now + i, flow));
-    await commit.run(() => held.forEach((m) => storage.stores.messages.insert(m)));
+    await commit.run((tx) => insertAll(tx, held));
     now += 10;
     expect(await commit.run(claimWrite(now))).toEqual([]);
     const newer = message(now, flow);
-    await commit.run(() => storage.stores.messages.insert(newer));
+    await commit.run((tx) => storage.stores.messages.insert(tx, newer));
     now += 10;
     const [, claimed] = await Promise.all([
-      commit.run(() => {
-        settings.change("acct", flow.key, { paused: false });
-        lanes.refill("acct", flow.key, flow, now);
+      commit.run(async (tx) => {
+        await settings.change(tx, "acct", flow.key, { paused: false });
+        await lanes.refill(tx, "acct", flow.key, flow, now);
       }),
       commit.run(claimWrite(now)),
     ]);
@@ -129,9 +133,9 @@ describe.each(ENGINES)("flow-control gate on %s", (engine) => {
     const now = T0 + 5_000_000;
     const flow = { ...FLOW, key: "under-cap" };
     const [first, second] = [message(now, flow), message(now + 1, flow)];
-    await commit.run(() => storage.stores.messages.insert(first!));
+    await commit.run((tx) => storage.stores.messages.insert(tx, first!));
     expect(await commit.run(claimWrite(now + 1))).toEqual([first!.id]);
-    await commit.run(() => storage.stores.messages.insert(second!));
+    await commit.run((tx) => storage.stores.messages.insert(tx, second!));
     const [, claimed] = await Promise.all([
       commit.run(deliveredWrite(first!, now + 2)),
       commit.run(claimWrite(now + 2)),

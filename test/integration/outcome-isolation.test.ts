@@ -8,7 +8,7 @@ test("a bug while recording one outcome neither loses the batch nor blocks the o
   // A listener that throws for one message simulates a bug in recording its outcome.
   const s = await startTestServer({
     messageListeners: [
-      onFinished((m) => {
+      onFinished((_tx, m) => {
         if (m.url.endsWith("/poison")) throw new Error("boom");
       }),
     ],

@@ -30,9 +30,9 @@ afterAll(async () => {
   await s.stop();
 });
 
-const failedCommits = async () => {
+const refusedWrites = async () => {
   const res = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
-  return parseExposition(await res.text()).value("svcd_storage_commits_total", { result: "failed" });
+  return parseExposition(await res.text()).value("svcd_storage_writes_refused_total");
 };
 
 test("a trigger the storage refused fires once it answers again, and the next slots fire on time", async () => {
@@ -45,7 +45,7 @@ test("a trigger the storage refused fires once it answers again, and the next sl
   // Every log entry fails now: the 12:01 trigger's transaction is refused.
   await whileCommitsFail(s, "1 = 1", async () => {
     clock.advanceTo(T0 + 60_000);
-    await waitUntil(async () => (await failedCommits()) > 0, { what: "the refused trigger" });
+    await waitUntil(async () => (await refusedWrites()) > 0, { what: "the refused trigger" });
   });
   expect(deliveries()).toHaveLength(0);
   // Tried again a moment later, with the storage answering: the 12:01 slot fires.

@@ -52,7 +52,7 @@ test("the database is locked at start: svcd answers, 503 on writes, not ready; r
   other.run("BEGIN IMMEDIATE");
   let locked = true;
   const lines: string[] = [];
-  const second = createServer(
+  const second = await createServer(
     { ...defaultConfig(first.dir), port: 0, dbPath, busyTimeoutMs: 100, shutdownTimeoutMs: 500 },
     { logger: createLogger({ level: "info", format: "json", write: (line) => lines.push(line) }) },
   );

@@ -134,7 +134,7 @@ describe("a cancel whose commit fails", () => {
     const res = await s.api(`/v2/publish/${rx.url}/held-cancel`, { method: "POST", body: "c" });
     const { messageId } = (await res.json()) as { messageId: string };
     await rx.waitFor(1, { match: (r) => r.path === "/held-cancel" });
-    // The cancel's write runs, and its commit fails (its log entry cannot be written).
+    // The cancel's write runs, and its log entry is refused: the write is not stored.
     s.db.run(`CREATE TRIGGER refuse_cancel BEFORE INSERT ON events WHEN NEW.state = 'CANCELED'
       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
     try {
@@ -146,9 +146,11 @@ describe("a cancel whose commit fails", () => {
     // A disowned attempt's answer was ignored: the message stayed ACTIVE, never delivered again nor logged.
     const logs = await waitForState(s, messageId, ["DELIVERED"]);
     expect(logs.map((l) => l.state)).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
-    // The failed transaction is counted where an operator looks.
+    // The refused write is counted where an operator looks (its transaction, the rest of it, committed).
     const metrics = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
-    expect(parseExposition(await metrics.text()).value("svcd_storage_commits_total", { result: "failed" })).toBe(1);
+    const exposition = parseExposition(await metrics.text());
+    expect(exposition.value("svcd_storage_writes_refused_total")).toBe(1);
+    expect(exposition.value("svcd_storage_commits_total", { result: "failed" })).toBe(0);
     await expectIdleAndConsistent(s);
   });
 });

@@ -25,7 +25,7 @@ const message = (id: string, accountId = "acct"): MessageRecord => ({
 
 function setup() {
   const commit = new GroupCommit(new Database(":memory:"));
-  const events = new MessageEvents(commit, silentLogger, []);
+  const events = new MessageEvents(silentLogger, []);
   return { commit, events, streams: new LiveEventStreams(events) };
 }
 
@@ -52,9 +52,9 @@ test("a stream gets its account's committed events; when its reader leaves it is
   const { commit, events, streams } = setup();
   const reader = streams.open("acct", { userId: "acct" }).body!.getReader();
   expect(streams.size).toBe(1);
-  await commit.run(() => {
-    events.emit("created", { message: message("other", "someone-else"), atMs: 1 });
-    events.emit("created", { message: message("m1"), atMs: 2 });
+  await commit.run(async (tx) => {
+    await events.emit(tx, "created", { message: message("other", "someone-else"), atMs: 1 });
+    await events.emit(tx, "created", { message: message("m1"), atMs: 2 });
   });
   const frames = await drain(reader, 2);
   expect(frames).toEqual([
@@ -69,12 +69,12 @@ test("a reader that falls behind loses events and is told how many", async () =>
   const { commit, events, streams } = setup();
   const reader = streams.open("acct", {}).body!.getReader();
   const sent = 1500;
-  await commit.run(() => {
-    for (let i = 0; i < sent; i++) events.emit("created", { message: message(`m${i}`), atMs: i });
+  await commit.run(async (tx) => {
+    for (let i = 0; i < sent; i++) await events.emit(tx, "created", { message: message(`m${i}`), atMs: i });
   });
   // Reading one frame makes room for one more: the next event goes in, after a note of what was lost.
   const frames = await drain(reader, 1);
-  await commit.run(() => events.emit("created", { message: message("after"), atMs: sent }));
+  await commit.run((tx) => events.emit(tx, "created", { message: message("after"), atMs: sent }));
   while (!frames.some((f) => f.data.messageId === "after")) frames.push(...(await drain(reader, 1)));
   const kept = frames.filter((f) => f.event === "created" && f.data.messageId !== "after").length;
   expect(kept).toBeLessThan(sent);

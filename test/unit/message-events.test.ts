@@ -28,7 +28,7 @@ function setup(listeners: MessageListener[] = []) {
   const commit = new GroupCommit(db);
   const errors: string[] = [];
   const log = { ...silentLogger, error: (msg: string) => errors.push(msg) };
-  const events = new MessageEvents(commit, log, listeners);
+  const events = new MessageEvents(log, listeners);
   const rows = () => db.query<{ id: string }, []>("SELECT id FROM t ORDER BY id").all().map((r) => r.id);
   return { db, commit, events, rows, errors };
 }
@@ -36,12 +36,12 @@ function setup(listeners: MessageListener[] = []) {
 test("listeners run inside the write, in the order given, and their writes commit with it", async () => {
   const calls: string[] = [];
   const { db, commit, events, rows } = setup([
-    { created: (e) => calls.push(`log ${e.message.id}`) },
-    { created: (e) => db.run("INSERT INTO t VALUES (?)", [e.message.id]) },
-    { created: (e) => calls.push(`count ${e.message.id}`) },
+    { created: (e) => void calls.push(`log ${e.message.id}`) },
+    { created: (e) => void db.run("INSERT INTO t VALUES (?)", [e.message.id]) },
+    { created: (e) => void calls.push(`count ${e.message.id}`) },
   ]);
-  await commit.run(() => {
-    events.emit("created", { message: message("a"), atMs: 1 });
+  await commit.run(async (tx) => {
+    await events.emit(tx, "created", { message: message("a"), atMs: 1 });
     expect(calls).toEqual(["log a", "count a"]);
   });
   expect(rows()).toEqual(["a"]);
@@ -49,15 +49,15 @@ test("listeners run inside the write, in the order given, and their writes commi
 
 test("a listener that throws fails the write: nothing of it is stored, other writes of the commit are", async () => {
   const { db, commit, events, rows } = setup([
-    { created: (e) => db.run("INSERT INTO t VALUES (?)", [e.message.id]) },
+    { created: (e) => void db.run("INSERT INTO t VALUES (?)", [e.message.id]) },
     {
       created: (e) => {
         if (e.message.id === "bad") throw new Error("boom");
       },
     },
   ]);
-  const good = commit.run(() => events.emit("created", { message: message("good"), atMs: 1 }));
-  const bad = commit.run(() => events.emit("created", { message: message("bad"), atMs: 1 }));
+  const good = commit.run((tx) => events.emit(tx, "created", { message: message("good"), atMs: 1 }));
+  const bad = commit.run((tx) => events.emit(tx, "created", { message: message("bad"), atMs: 1 }));
   await good;
   await expect(bad).rejects.toThrow("boom");
   expect(rows()).toEqual(["good"]);
@@ -68,9 +68,9 @@ test("observers see an event only once its write is committed, in the order of t
   const seen: string[] = [];
   events.observe("created", (e) => seen.push(`created ${e.message.id}`));
   events.observe("cancelled", (e) => seen.push(`cancelled ${e.message.id}`));
-  const write = commit.run(() => {
-    events.emit("created", { message: message("a"), atMs: 1 });
-    events.emit("cancelled", { message: message("a"), atMs: 2 });
+  const write = commit.run(async (tx) => {
+    await events.emit(tx, "created", { message: message("a"), atMs: 1 });
+    await events.emit(tx, "cancelled", { message: message("a"), atMs: 2 });
     expect(seen).toEqual([]);
   });
   expect(seen).toEqual([]);
@@ -82,11 +82,11 @@ test("observers never see an event of a write that was rolled back", async () =>
   const { commit, events } = setup();
   const seen: string[] = [];
   events.observe("created", (e) => seen.push(e.message.id));
-  const failing = commit.run(() => {
-    events.emit("created", { message: message("rolled-back"), atMs: 1 });
+  const failing = commit.run(async (tx) => {
+    await events.emit(tx, "created", { message: message("rolled-back"), atMs: 1 });
     throw new Error("the write fails after the event");
   });
-  const kept = commit.run(() => events.emit("created", { message: message("kept"), atMs: 1 }));
+  const kept = commit.run((tx) => events.emit(tx, "created", { message: message("kept"), atMs: 1 }));
   await expect(failing).rejects.toThrow();
   await kept;
   expect(seen).toEqual(["kept"]);
@@ -97,14 +97,14 @@ test("observers never see an event of a nested savepoint that was rolled back, b
   const seen: string[] = [];
   events.observe("delivered", (e) => seen.push(e.message.id));
   const outcome = { ticket: 1, messageId: "x", status: 200, startedAt: 0, durationMs: 1 };
-  await commit.run(() => {
-    expect(() =>
-      commit.nested(() => {
-        events.emit("delivered", { message: message("undone"), outcome, atMs: 1 });
+  await commit.run(async (tx) => {
+    await expect(
+      tx.nested(async (tx) => {
+        await events.emit(tx, "delivered", { message: message("undone"), outcome, atMs: 1 });
         throw new Error("a bug half-way");
       }),
-    ).toThrow("a bug half-way");
-    commit.nested(() => events.emit("delivered", { message: message("done"), outcome, atMs: 1 }));
+    ).rejects.toThrow("a bug half-way");
+    await tx.nested((tx) => events.emit(tx, "delivered", { message: message("done"), outcome, atMs: 1 }));
   });
   expect(seen).toEqual(["done"]);
 });
@@ -116,7 +116,7 @@ test("an observer that throws is logged and does not stop the others or the comm
     throw new Error("observer bug");
   });
   events.observe("claimed", (e) => seen.push(e.message.id));
-  await commit.run(() => events.emit("claimed", { message: message("a"), atMs: 1 }));
+  await commit.run((tx) => events.emit(tx, "claimed", { message: message("a"), atMs: 1 }));
   expect(seen).toEqual(["a"]);
   expect(errors).toEqual(["a message event observer failed"]);
 });
@@ -125,9 +125,9 @@ test("an observer can stop observing", async () => {
   const { commit, events } = setup();
   const seen: string[] = [];
   const stop = events.observe("created", (e) => seen.push(e.message.id));
-  await commit.run(() => events.emit("created", { message: message("a"), atMs: 1 }));
+  await commit.run((tx) => events.emit(tx, "created", { message: message("a"), atMs: 1 }));
   stop();
-  await commit.run(() => events.emit("created", { message: message("b"), atMs: 1 }));
+  await commit.run((tx) => events.emit(tx, "created", { message: message("b"), atMs: 1 }));
   expect(seen).toEqual(["a"]);
 });
 
@@ -141,22 +141,25 @@ test("observers that stop (themselves or others) while an event is handed out st
   const twice = (e: { message: MessageRecord }) => seen.push(`twice ${e.message.id}`);
   events.observe("created", twice);
   const stopOneTwice = events.observe("created", twice);
-  await commit.run(() => {
-    events.emit("created", { message: message("a"), atMs: 1 });
-    events.emit("created", { message: message("b"), atMs: 1 });
+  await commit.run(async (tx) => {
+    await events.emit(tx, "created", { message: message("a"), atMs: 1 });
+    await events.emit(tx, "created", { message: message("b"), atMs: 1 });
   });
   stopOneTwice();
-  await commit.run(() => events.emit("created", { message: message("c"), atMs: 1 }));
+  await commit.run((tx) => events.emit(tx, "created", { message: message("c"), atMs: 1 }));
   expect(seen).toEqual(["first a", "second a", "twice a", "twice a", "twice b", "twice b", "twice c"]);
 });
 
-test("onFinished follows the three ways a message ends, and nothing else", () => {
+test("onFinished follows the three ways a message ends, and nothing else", async () => {
+  const { commit } = setup();
   const ends: string[] = [];
-  const listener = onFinished((m, how, atMs) => ends.push(`${m.id} ${how} ${atMs}`));
+  const listener = onFinished((_tx, m, how, atMs) => void ends.push(`${m.id} ${how} ${atMs}`));
   const outcome = { ticket: 1, messageId: "x", startedAt: 0, durationMs: 1 };
   expect(Object.keys(listener).sort()).toEqual(["cancelled", "delivered", "failed"]);
-  listener.delivered!({ message: message("a"), outcome, atMs: 1 });
-  listener.failed!({ message: message("b"), outcome, error: "no", dlqId: "1-0", atMs: 2 });
-  listener.cancelled!({ message: message("c"), atMs: 3 });
+  await commit.run(async (tx) => {
+    await listener.delivered!({ message: message("a"), outcome, atMs: 1 }, tx);
+    await listener.failed!({ message: message("b"), outcome, error: "no", dlqId: "1-0", atMs: 2 }, tx);
+    await listener.cancelled!({ message: message("c"), atMs: 3 }, tx);
+  });
   expect(ends).toEqual(["a delivered 1", "b failed 2", "c cancelled 3"]);
 });

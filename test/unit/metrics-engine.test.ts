@@ -6,6 +6,7 @@ import { metricsMigrations } from "../../src/metrics/schema.ts";
 import { SqliteRollupStore } from "../../src/engines/sqlite/rollups.ts";
 import { dayGrid, MINUTE_MS, monthGrid, PERIOD_NAMES, periodGrid, pointStartMs } from "../../src/metrics/time.ts";
 import { migrate, openDatabase } from "../../src/engines/sqlite/db.ts";
+import { GroupCommit } from "../../src/engines/sqlite/group-commit.ts";
 
 const NOW = Date.UTC(2026, 10, 22, 10, 17, 30); // 22 Nov 2026, 10:17:30 UTC
 const DAY = 86_400_000;
@@ -121,9 +122,9 @@ describe("pruning and lifecycle", () => {
     engine.count("acct", "m", 1, old);
     engine.gauge("idx", "count", 42, old);
     engine.count("acct", "m", 1, Date.UTC(2026, 10, 1, 0, 5)); // this month: kept
-    engine.flush();
+    await engine.flush();
     const before = rowCount();
-    expect(engine.prune()).toBeGreaterThan(0);
+    expect(await engine.prune()).toBeGreaterThan(0);
     expect(rowCount()).toBeLessThan(before);
     expect(await engine.total("acct", "m", dayGrid(old, 1))).toBe(0);
     expect(await engine.total("acct", "m", monthGrid(NOW))).toBe(1);
@@ -135,7 +136,7 @@ describe("pruning and lifecycle", () => {
     const endOfMonth = Date.UTC(2027, 0, 31, 23, 0);
     clock.advanceTo(endOfMonth);
     engine.count("acct", "m", 7, Date.UTC(2027, 0, 1, 0, 30));
-    engine.prune();
+    await engine.prune();
     expect(await engine.total("acct", "m", monthGrid(endOfMonth))).toBe(7);
   });
 
@@ -151,7 +152,7 @@ describe("pruning and lifecycle", () => {
   test("forget removes an owner's rollups", async () => {
     engine.count("idx", "m", 1, NOW);
     engine.count("keep", "m", 1, NOW);
-    engine.forget("idx");
+    await new GroupCommit(db).run((tx) => engine.forget(tx, "idx"));
     expect(await engine.total("idx", "m", periodGrid("1h", NOW))).toBe(0);
     expect(await engine.total("keep", "m", periodGrid("1h", NOW))).toBe(1);
   });

@@ -38,11 +38,17 @@ function setup(opts: { listeners?: MessageListener[]; file?: boolean } = {}) {
   const engine = openSqliteEngine({ path, busyTimeoutMs: 20, log });
   const { commit, stores } = engine;
   const clock = new ManualClock(NOW);
-  const events = new MessageEvents(commit, log, [eventLogListener(stores.events), ...(opts.listeners ?? [])]);
-  const lifecycle = new MessageLifecycle({ store: stores.messages, events, admit: () => {}, deadLetters: new DeadLetters(stores.dlq) });
+  const events = new MessageEvents(log, [eventLogListener(stores.events), ...(opts.listeners ?? [])]);
+  const admit = async () => {};
+  const deadLetters = new DeadLetters(stores.dlq);
+  const lifecycle = new MessageLifecycle({ store: stores.messages, events, admit, deadLetters });
   const inFlight = new InFlightAttempts();
   const released: string[] = [];
-  const gate: DispatchGate = { admit: () => true, released: (m) => void released.push(m.id), recover: () => 0 };
+  const gate: DispatchGate = {
+    admit: async () => true,
+    released: async (_tx, m) => void released.push(m.id),
+    recover: async () => 0,
+  };
   let wakes = 0;
   const recorder = new OutcomeRecorder({
     claims: stores.messages,
@@ -75,9 +81,9 @@ function setup(opts: { listeners?: MessageListener[]; file?: boolean } = {}) {
       timeoutMs: 1000,
       ...over,
     };
-    await commit.run(() => {
-      lifecycle.accept(m, NOW);
-      stores.messages.claim(m.id);
+    await commit.run(async (tx) => {
+      await lifecycle.accept(tx, m, NOW);
+      await stores.messages.claim(tx, m.id);
     });
     return inFlight.open(m);
   };
@@ -85,7 +91,7 @@ function setup(opts: { listeners?: MessageListener[]; file?: boolean } = {}) {
     status === undefined
       ? { ticket, messageId: id, error: "connection refused", startedAt: NOW, durationMs: 1 }
       : { ticket, messageId: id, status, startedAt: NOW, durationMs: 1 };
-  const row = (id: string) => stores.messages.get(defaultConfig("/tmp").defaultAccount.userId, id);
+  const row = (id: string) => stores.messages.read(defaultConfig("/tmp").defaultAccount.userId, id);
   return { engine, path, recorder, inFlight, released, errors, claimed, outcome, row, stores, wakes: () => wakes };
 }
 
@@ -100,10 +106,10 @@ test("delivered, retried and failed outcomes are recorded together, each with it
   expect(t.recorder.pending).toBe(3);
   await t.recorder.stop();
 
-  expect(t.row("ok")).toBeUndefined();
-  expect(t.row("again")).toMatchObject({ state: "RETRY", retried: 1 });
-  expect(t.row("again")!.dispatchAt!).toBeGreaterThan(NOW);
-  expect(t.row("dead")).toBeUndefined();
+  expect(await t.row("ok")).toBeUndefined();
+  expect(await t.row("again")).toMatchObject({ state: "RETRY", retried: 1 });
+  expect((await t.row("again"))!.dispatchAt!).toBeGreaterThan(NOW);
+  expect(await t.row("dead")).toBeUndefined();
   const dlq = t.engine.db.query<{ message_id: string; error: string }, []>("SELECT message_id, error FROM dlq").all();
   expect(dlq).toEqual([{ message_id: "dead", error: "connection refused" }]);
   expect(t.inFlight.size).toBe(0);
@@ -119,10 +125,10 @@ test("outcomes arriving within a few ms share one batch: one write, one wake-up"
   t.recorder.add(t.outcome(a.ticket, "a", 200));
   t.recorder.add(t.outcome(b.ticket, "b", 200));
   // Nothing is written before the batch window ends.
-  expect(t.row("a")).toBeDefined();
+  expect(await t.row("a")).toBeDefined();
   await waitUntil(() => t.wakes() > 0, { what: "the batch to be recorded" });
-  expect(t.row("a")).toBeUndefined();
-  expect(t.row("b")).toBeUndefined();
+  expect(await t.row("a")).toBeUndefined();
+  expect(await t.row("b")).toBeUndefined();
   expect(t.wakes()).toBe(1);
 });
 
@@ -132,21 +138,21 @@ test("an outcome whose attempt was disowned (a cancel) is ignored", async () => 
   t.inFlight.disown("a");
   t.recorder.add(t.outcome(a.ticket, "a", 200));
   await t.recorder.stop();
-  expect(t.row("a")).toMatchObject({ state: "ACTIVE" });
+  expect(await t.row("a")).toMatchObject({ state: "ACTIVE" });
   expect(t.released).toEqual([]);
 });
 
 test("a bug while recording one outcome: the others land, the faulty one stays ACTIVE and leaves the in-flight table", async () => {
-  const poison = onFinished((m) => {
+  const poison = onFinished((_tx, m) => {
     if (m.id === "poison") throw new Error("boom");
   });
   const t = setup({ listeners: [poison] });
   const attempts = await Promise.all(["a", "poison", "b"].map((id) => t.claimed(id)));
   for (const [i, id] of ["a", "poison", "b"].entries()) t.recorder.add(t.outcome(attempts[i]!.ticket, id, 200));
   await t.recorder.stop();
-  expect(t.row("a")).toBeUndefined();
-  expect(t.row("b")).toBeUndefined();
-  expect(t.row("poison")).toMatchObject({ state: "ACTIVE" });
+  expect(await t.row("a")).toBeUndefined();
+  expect(await t.row("b")).toBeUndefined();
+  expect(await t.row("poison")).toMatchObject({ state: "ACTIVE" });
   expect(t.inFlight.has("poison")).toBe(false);
   expect(t.released.sort()).toEqual(["a", "b"]);
   expect(t.errors).toEqual(["recording a delivery outcome failed"]);
@@ -167,7 +173,7 @@ test("storage unavailable: nothing is recorded, the attempts stay in flight, and
   expect(t.recorder.pending).toBe(1);
   other.run("COMMIT");
   other.close();
-  await waitUntil(() => !t.row("a"), { what: "the outcome to be recorded after the lock" });
+  await waitUntil(async () => !(await t.row("a")), { what: "the outcome to be recorded after the lock" });
   expect(t.inFlight.size).toBe(0);
   await t.recorder.stop();
   t.engine.close();

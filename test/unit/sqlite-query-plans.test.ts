@@ -21,7 +21,7 @@ const message = (id: string, accountId: string, createdAt: number) =>
   messageRecord({ id, accountId, createdAt, dispatchAt: T0 + 3_600_000 });
 
 /** Runs `read` and returns the SQL of every statement it queried, with the parameters it gave. */
-function capture(db: Database, read: () => void): Array<{ sql: string; params: unknown }> {
+async function capture(db: Database, read: () => Promise<void>): Promise<Array<{ sql: string; params: unknown }>> {
   const seen: Array<{ sql: string; params: unknown }> = [];
   const query = db.query.bind(db);
   db.query = ((sql: string) => {
@@ -31,7 +31,7 @@ function capture(db: Database, read: () => void): Array<{ sql: string; params: u
     return statement;
   }) as typeof db.query;
   try {
-    read();
+    await read();
   } finally {
     db.query = query;
   }
@@ -50,18 +50,25 @@ test("bulk cancel's pages walk one account's messages in the order they were sto
   // Created-at times out of publish order (clocks move back): the order is still the stored one.
   const mine = Array.from({ length: 30 }, (_, i) => message(`msg_mine_${i}`, "acct", T0 - i));
   const theirs = Array.from({ length: 30 }, (_, i) => message(`msg_theirs_${i}`, "other", T0 + i));
-  await commit.run(() => mine.forEach((m, i) => (stores.messages.insert(m), stores.messages.insert(theirs[i]!))));
+  await commit.run(async (tx) => {
+    for (const [i, m] of mine.entries()) {
+      await stores.messages.insert(tx, m);
+      await stores.messages.insert(tx, theirs[i]!);
+    }
+  });
 
   const pages: string[][] = [];
   let after: number | null = null;
-  const statements = capture(db, () => {
-    for (;;) {
-      const page = stores.messages.find("acct", {}, after, 8);
-      if (page.length === 0) break;
-      pages.push(page.map((m) => m.id));
-      after = page.at(-1)!.seq;
-    }
-  });
+  const statements = await capture(db, () =>
+    commit.run(async (tx) => {
+      for (;;) {
+        const page = await stores.messages.find(tx, "acct", {}, after, 8);
+        if (page.length === 0) break;
+        pages.push(page.map((m) => m.id));
+        after = page.at(-1)!.seq;
+      }
+    }),
+  );
   expect(pages.flat()).toEqual(mine.map((m) => m.id));
   expect(statements.length).toBeGreaterThan(1);
   for (const { sql, params } of statements) {

@@ -80,11 +80,12 @@ test("usage counted while the database is locked is written once it is free, not
     other.run("COMMIT");
     other.close();
     // The next timer flush writes both counts.
-    await waitUntil(() => store.range("acct", "msg.delivered", 1, 0, Number.MAX_SAFE_INTEGER).length > 0, {
+    const range = () => store.range("acct", "msg.delivered", 1, 0, Number.MAX_SAFE_INTEGER);
+    await waitUntil(async () => (await range()).length > 0, {
       timeoutMs: 5_000,
       what: "the counts to be written",
     });
-    const written = store.range("acct", "msg.delivered", 1, 0, Number.MAX_SAFE_INTEGER).reduce((sum, r) => sum + r.value, 0);
+    const written = (await range()).reduce((sum, r) => sum + r.value, 0);
     expect(written).toBe(7);
   } finally {
     engine.stop();

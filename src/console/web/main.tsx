@@ -65,7 +65,7 @@ function Shell() {
 
   return (
     <StatusContext.Provider value={status}>
-      <div class={`shell ${s?.readOnly ? "read-only" : ""}`} onClick={onLinkClick as never}>
+      <div class={`shell ${s?.readOnly ? "read-only" : ""}`} onClick={(event) => onLinkClick(event)}>
         <a class="skip" href="#main">
           Skip to content
         </a>

@@ -1,11 +1,22 @@
 import type { SQL } from "bun";
-import type { TickPart, TickScope } from "./tick.ts";
+import type { WriteTx } from "../../store/transactor.ts";
+import { sqlOf, writeOf, type TickPart } from "./tick.ts";
+import type { TickTransaction } from "./tick-tx.ts";
 
 type Row = Record<string, unknown>;
 
 interface Change<R> {
   key: string;
   row: R | null;
+  /** The number of the write that made it, in its tick. */
+  write: number;
+}
+
+/** What one tick in flight changed, in order, and whether a read of the table overlapped it. */
+interface TickChanges<R> {
+  changes: Array<Change<R>>;
+  readsAtChange: number;
+  readingAtChange: boolean;
 }
 
 /**
@@ -19,16 +30,13 @@ interface Change<R> {
  */
 export class CachedTable<R extends Row> implements TickPart {
   private rows = new Map<string, R>();
-  /** What the tick under way changed, in order; rolled back with a write that fails. */
-  private changes: Array<Change<R>> = [];
+  /** What each tick in flight changed; rolled back with a write that fails. */
+  private readonly ticks = new Map<TickTransaction, TickChanges<R>>();
   /** Reads of the table from PostgreSQL (reloads, refreshes) run one after the other, in this chain. */
   private reads: Promise<unknown> = Promise.resolve();
   /** Reads begun so far, and whether one runs now. */
   private readsBegun = 0;
   private reading = false;
-  /** Whether a read overlapped the tick under way since it first changed the table. */
-  private readsAtChange = 0;
-  private readingAtChange = false;
 
   constructor(
     private readonly sql: SQL,
@@ -37,15 +45,10 @@ export class CachedTable<R extends Row> implements TickPart {
     private readonly keyColumns: readonly (keyof R & string)[],
     /** How a row read from PostgreSQL becomes the row the store hands out (numbers, bytes). */
     readonly decode: (raw: Row) => R,
-    /** The write under way: only its reads see the tick's changes; its statements run in its transaction. */
-    private readonly scope: TickScope,
     /** Tells the table's watchers that rows changed (after a refresh of this node's own rows). */
     private readonly refreshed: (table: string) => void,
   ) {}
 
-  private inWrite(): boolean {
-    return this.scope.current !== null;
-  }
 
   keyOf(row: Pick<R, (typeof this.keyColumns)[number]>): string {
     return this.keyColumns.map((c) => String(row[c])).join("\u0000");
@@ -93,11 +96,12 @@ export class CachedTable<R extends Row> implements TickPart {
     return done;
   }
 
-  /** A row: committed, with the tick's own changes on top inside a write. */
-  get(key: string): R | undefined {
-    if (this.inWrite()) {
-      for (let i = this.changes.length - 1; i >= 0; i--) {
-        const c = this.changes[i]!;
+  /** A row: committed, with the tick's own changes on top inside a write (`tx`; null: outside). */
+  get(tx: WriteTx | null, key: string): R | undefined {
+    const changes = tx ? this.ticks.get(writeOf(tx).tick)?.changes : undefined;
+    if (changes) {
+      for (let i = changes.length - 1; i >= 0; i--) {
+        const c = changes[i]!;
         if (c.key === key) return c.row ?? undefined;
       }
     }
@@ -105,48 +109,44 @@ export class CachedTable<R extends Row> implements TickPart {
   }
 
   /** Every row as `get` sees them. */
-  all(): R[] {
-    if (!this.inWrite() || this.changes.length === 0) return [...this.rows.values()];
+  all(tx: WriteTx | null): R[] {
+    const changes = tx ? this.ticks.get(writeOf(tx).tick)?.changes : undefined;
+    if (!changes || changes.length === 0) return [...this.rows.values()];
     const view = new Map(this.rows);
-    for (const c of this.changes) {
+    for (const c of changes) {
       if (c.row) view.set(c.key, c.row);
       else view.delete(c.key);
     }
     return [...view.values()];
   }
 
-  where(test: (row: R) => boolean): R[] {
-    return this.all().filter(test);
+  where(tx: WriteTx | null, test: (row: R) => boolean): R[] {
+    return this.all(tx).filter(test);
   }
 
   /** A statement of the tick left this row so (a row as PostgreSQL returned it, decoded). */
-  record(row: R): R {
-    this.noteChange();
-    this.changes.push({ key: this.keyOf(row), row: { ...row } });
+  record(tx: WriteTx, row: R): R {
+    const write = writeOf(tx);
+    this.changesOf(write.tick).push({ key: this.keyOf(row), row: { ...row }, write: write.number });
     return row;
   }
 
-  /** Records the first row a statement returned, decoded, if it returned one. */
-  recordReturned(rows: readonly Row[]): R | undefined {
-    const raw = rows[0];
-    return raw ? this.record(this.decode(raw)) : undefined;
-  }
-
   /** A statement of the tick deleted this row. */
-  recordDeleted(key: string): void {
-    this.noteChange();
-    this.changes.push({ key, row: null });
+  recordDeleted(tx: WriteTx, key: string): void {
+    const write = writeOf(tx);
+    this.changesOf(write.tick).push({ key, row: null, write: write.number });
   }
 
-  private noteChange(): void {
-    if (this.changes.length > 0) return;
-    this.readsAtChange = this.readsBegun;
-    this.readingAtChange = this.reading;
+  /** The tick's changes, noting at its first whether a read of the table runs. */
+  private changesOf(tick: TickTransaction): Array<Change<R>> {
+    let state = this.ticks.get(tick);
+    if (!state) this.ticks.set(tick, (state = { changes: [], readsAtChange: this.readsBegun, readingAtChange: this.reading }));
+    return state.changes;
   }
 
   /** Runs a statement of the tick that returns whole rows (`RETURNING *`) and records them. */
-  returning(text: string, params: readonly unknown[]): R[] {
-    return this.scope.tx.query(text, params).map((raw) => this.record(this.decode(raw)));
+  async returning(tx: WriteTx, text: string, params: readonly unknown[]): Promise<R[]> {
+    return (await sqlOf(tx).query(text, params)).map((raw) => this.record(tx, this.decode(raw)));
   }
 
   /**
@@ -154,10 +154,10 @@ export class CachedTable<R extends Row> implements TickPart {
    * with the cached rows `belongs` says it would have deleted (gone already: another node deleted
    * them). Returns how many PostgreSQL deleted.
    */
-  deleting(text: string, params: readonly unknown[], belongs: (row: R) => boolean): number {
-    const rows = this.scope.tx.query(text, params);
-    for (const raw of rows) this.recordDeleted(this.keyOf(this.decode(raw)));
-    for (const row of this.where(belongs)) this.recordDeleted(this.keyOf(row));
+  async deleting(tx: WriteTx, text: string, params: readonly unknown[], belongs: (row: R) => boolean): Promise<number> {
+    const rows = await sqlOf(tx).query(text, params);
+    for (const raw of rows) this.recordDeleted(tx, this.keyOf(this.decode(raw)));
+    for (const row of this.where(tx, belongs)) this.recordDeleted(tx, this.keyOf(row));
     return rows.length;
   }
 
@@ -166,25 +166,31 @@ export class CachedTable<R extends Row> implements TickPart {
    * (another node's change of them waits for it, and this write's changes start from the truth):
    * records them, and records gone the cached rows `belongs` says it would have selected.
    */
-  lock(where: string, params: readonly unknown[], belongs: (row: R) => boolean): R[] {
-    const rows = this.scope.tx.query(`SELECT * FROM ${this.table} WHERE ${where} FOR UPDATE`, params);
-    const found = rows.map((raw) => this.record(this.decode(raw)));
+  async lock(tx: WriteTx, where: string, params: readonly unknown[], belongs: (row: R) => boolean): Promise<R[]> {
+    const rows = await sqlOf(tx).query(`SELECT * FROM ${this.table} WHERE ${where} FOR UPDATE`, params);
+    const found = rows.map((raw) => this.record(tx, this.decode(raw)));
     const present = new Set(found.map((r) => this.keyOf(r)));
-    for (const row of this.where(belongs)) if (!present.has(this.keyOf(row))) this.recordDeleted(this.keyOf(row));
+    for (const row of this.where(tx, belongs)) if (!present.has(this.keyOf(row))) this.recordDeleted(tx, this.keyOf(row));
     return found;
   }
 
-  /** The tick under way changed this table (the other nodes are told with the commit). */
-  get changedInTick(): boolean {
-    return this.changes.length > 0;
+  /** The tick changed this table (the other nodes are told with its commit). */
+  changedIn(tick: TickTransaction): boolean {
+    return (this.ticks.get(tick)?.changes.length ?? 0) > 0;
   }
 
-  mark(): number {
-    return this.changes.length;
+  mark(tick: TickTransaction): number {
+    return this.ticks.get(tick)?.changes.length ?? 0;
   }
 
-  rollback(mark: number): void {
-    this.changes.length = mark;
+  rollback(tick: TickTransaction, mark: number): void {
+    const state = this.ticks.get(tick);
+    if (state) state.changes.length = mark;
+  }
+
+  drop(tick: TickTransaction, write: number): void {
+    const state = this.ticks.get(tick);
+    if (state) state.changes = state.changes.filter((c) => c.write !== write);
   }
 
   /**
@@ -192,15 +198,19 @@ export class CachedTable<R extends Row> implements TickPart {
    * under way may have seen them or not, and a later change of another node to the same rows or
    * not: in which order is unknown, so those rows are read again once that read is done.
    */
-  finish(committed: boolean): void {
-    const changes = this.changes;
-    this.changes = [];
-    if (!committed || changes.length === 0) return;
-    for (const c of changes) {
+  finish(tick: TickTransaction, committed: boolean): void {
+    const state = this.ticks.get(tick);
+    this.ticks.delete(tick);
+    if (!committed || !state || state.changes.length === 0) return;
+    for (const c of state.changes) {
       if (c.row) this.rows.set(c.key, c.row);
       else this.rows.delete(c.key);
     }
-    if (this.readingAtChange || this.reading || this.readsBegun !== this.readsAtChange)
-      this.refresh([...new Set(changes.map((c) => c.key))]).catch(() => {});
+    const keys = new Set(state.changes.map((c) => c.key));
+    // Another tick of this node in flight that changed the same rows may commit after this one or
+    // have committed before it: which is the later is not known here.
+    const sharedWithTick = [...this.ticks.values()].some((other) => other.changes.some((c) => keys.has(c.key)));
+    const overlapped = sharedWithTick || state.readingAtChange || this.reading || this.readsBegun !== state.readsAtChange;
+    if (overlapped) this.refresh([...keys]).catch(() => {});
   }
 }

@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
 import type { BackgroundService } from "../../core/service.ts";
 import { dueAgainStateSql } from "../../model/message.ts";
+import { handBackDead, takePartitions } from "./cluster-leases.ts";
 import { CONFIG } from "./notifications.ts";
 import { PARTITIONS } from "./schema.ts";
 import { num } from "./values.ts";
@@ -241,29 +242,8 @@ export class Cluster implements BackgroundService {
    * live set is what remains once the dead are taken out.
    */
   private async lead(timeout: string): Promise<void> {
-    const dueAgain = this.sql.unsafe(dueAgainStateSql());
-    const [row] = await this.sql`
-      WITH dead AS (
-        DELETE FROM cluster_nodes WHERE heartbeat_at < now() - ${timeout}::interval RETURNING node_id
-      ), live AS (
-        SELECT node_id FROM cluster_nodes WHERE node_id NOT IN (SELECT node_id FROM dead)
-      ), handed AS (
-        UPDATE messages SET state = ${dueAgain}, dispatch_at = ${this.o.now()}, claimed_by = NULL
-        WHERE claimed_by IS NOT NULL AND state = 'ACTIVE' AND claimed_by NOT IN (SELECT node_id FROM live)
-        RETURNING 1
-      ), freed AS (
-        UPDATE cluster_partitions SET node_id = NULL
-        WHERE node_id IS NOT NULL AND node_id NOT IN (SELECT node_id FROM live)
-        RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM handed) AS handed,
-        (SELECT coalesce(string_agg(node_id, ',' ORDER BY node_id), '') FROM dead) AS dead`;
-    const handed = num(row.handed);
-    const dead = String(row.dead);
-    if (dead !== "") {
-      const fields = { nodes: dead.split(","), messages: handed };
-      this.o.log.warn("nodes presumed dead; their messages are handed back", fields);
-    }
+    const { handed, dead } = await handBackDead(this.sql, timeout, this.o.now());
+    if (dead.length > 0) this.o.log.warn("nodes presumed dead; their messages are handed back", { nodes: dead, messages: handed });
     if (handed > 0) {
       await this.sql.notify("svcd_due", `${this.o.nodeId}|${this.o.now()}`);
       this.o.onDue();
@@ -291,23 +271,7 @@ export class Cluster implements BackgroundService {
         for (const p of extra) mine.delete(p);
       }
     } else if (mine.size < share) {
-      // One statement, as in `lead`. Held back by the previous owner's in-memory limits, the
-      // partitions' held messages are due again, under this node's.
-      const dueAgain = this.sql.unsafe(dueAgainStateSql());
-      const rows = await this.sql`
-        WITH taken AS (
-          UPDATE cluster_partitions SET node_id = ${nodeId}, expires_at = now() + ${timeout}::interval
-          WHERE part IN (
-            SELECT part FROM cluster_partitions WHERE node_id IS NULL OR (${judging} AND expires_at < now())
-            ORDER BY part LIMIT ${share - mine.size} FOR UPDATE SKIP LOCKED)
-          RETURNING part
-        ), released AS (
-          UPDATE messages SET state = ${dueAgain}, dispatch_at = LEAST(created_at, ${this.o.now()}::bigint)
-          WHERE state = 'HELD' AND part IN (SELECT part FROM taken)
-          RETURNING 1
-        )
-        SELECT part FROM taken`;
-      const taken = rows.map((r: { part: unknown }) => num(r.part));
+      const taken = await takePartitions(this.sql, { nodeId, timeout, judging, count: share - mine.size, nowMs: this.o.now() });
       for (const p of taken) mine.set(p, started);
       if (taken.length > 0) this.o.onDue();
     }

@@ -5,7 +5,6 @@ import type { VectorIndexRow } from "../../management/vector/storage.ts";
 import type { QueueRow } from "../../queues/storage.ts";
 import type { UrlGroupRow } from "../../url-groups/storage.ts";
 import { CachedTable } from "./cached-table.ts";
-import type { TickScope } from "./tick.ts";
 import type { FlowKeyRow } from "../../flow-control/storage.ts";
 import type { FaultRuleRow } from "../../faults/storage.ts";
 import type { RateStartRow } from "./flow-stores.ts";
@@ -93,9 +92,9 @@ const VECTOR: RowCodec<VectorIndexRow> = {
 };
 
 /** The small tables every node keeps in memory (see CachedTable). */
-export function cachedTables(sql: SQL, scope: TickScope, refreshed: (table: string) => void) {
+export function cachedTables(sql: SQL, refreshed: (table: string) => void) {
   const table = <R extends object>(name: string, key: readonly (keyof R & string)[], codec: RowCodec<R>) =>
-    new CachedTable<R & Raw>(sql, name, key, (raw) => rowOf(raw, codec), scope, refreshed);
+    new CachedTable<R & Raw>(sql, name, key, (raw) => rowOf(raw, codec), refreshed);
   return {
     accounts: table("accounts", ["id"], ACCOUNT),
     groups: table("url_groups", ["account_id", "name"], GROUP),

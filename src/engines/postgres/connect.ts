@@ -29,13 +29,16 @@ function failure(error: unknown): string {
   return `PostgreSQL answered: ${e?.message ?? String(error)}`;
 }
 
-/** Opens a pool of `max` connections and checks that the database answers; a refusal is one StartError line. */
-export async function connect(url: string, max: number): Promise<SQL> {
+/**
+ * Opens a pool of `max` connections (with `settings`, PostgreSQL's run-time parameters) and checks
+ * that the database answers; a refusal is one StartError line.
+ */
+export async function connect(url: string, max: number, settings: Record<string, string> = {}): Promise<SQL> {
   const shown = redactedUrl(url);
   let sql: SQL;
   try {
     new URL(url);
-    sql = new SQL(url, { max, connectionTimeout: 10, idleTimeout: 0 });
+    sql = new SQL(url, { max, connectionTimeout: 10, idleTimeout: 0, connection: settings });
   } catch (error) {
     throw new StartError(`--db ${shown}: ${failure(error)}`);
   }

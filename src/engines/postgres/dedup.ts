@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { DedupStorage } from "../../dedup/storage.ts";
-import type { TickScope } from "./tick.ts";
+import type { WriteTx } from "../../store/transactor.ts";
+import { sqlOf } from "./tick.ts";
 
 /** The advisory lock of deduplication lookups (a two-int lock: apart from any single-bigint lock). */
 const DEDUP_LOCK = [0x64656475, 0] as const;
@@ -16,26 +17,22 @@ const DEDUP_LOCK = [0x64656475, 0] as const;
  * not wait.
  */
 export class PgDedupStore implements DedupStorage {
-  constructor(
-    private readonly sql: SQL,
-    private readonly scope: TickScope,
-  ) {}
+  constructor(private readonly sql: SQL) {}
 
-  find(accountId: string, key: string, nowMs: number): string | undefined {
-    const tx = this.scope.tx;
+  async find(tx: WriteTx, accountId: string, key: string, nowMs: number): Promise<string | undefined> {
+    const sql = sqlOf(tx);
     // A statement of its own: the lookup's snapshot must be taken once the lock is held. Taken at
     // every lookup (it is reentrant): a write undone to its savepoint releases what it took.
-    tx.queue("SELECT pg_advisory_xact_lock($1, $2)", DEDUP_LOCK);
-    const [row] = tx.query("SELECT message_id FROM dedup_keys WHERE account_id = $1 AND key = $2 AND expires_at > $3", [
-      accountId,
-      key,
-      nowMs,
-    ]);
+    sql.queue("SELECT pg_advisory_xact_lock($1, $2)", DEDUP_LOCK);
+    const [row] = await sql.query(
+      "SELECT message_id FROM dedup_keys WHERE account_id = $1 AND key = $2 AND expires_at > $3",
+      [accountId, key, nowMs],
+    );
     return row ? String(row.message_id) : undefined;
   }
 
-  remember(accountId: string, key: string, messageId: string, expiresAt: number): void {
-    this.scope.tx.queue(
+  async remember(tx: WriteTx, accountId: string, key: string, messageId: string, expiresAt: number): Promise<void> {
+    sqlOf(tx).queue(
       `INSERT INTO dedup_keys (account_id, key, message_id, expires_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (account_id, key) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at`,
       [accountId, key, messageId, expiresAt],
@@ -43,7 +40,7 @@ export class PgDedupStore implements DedupStorage {
   }
 
   /** Expired keys are pruned by the leader's maintenance (`pruneExpired`), not by every publish. */
-  prune(_nowMs: number): number {
+  async prune(_tx: WriteTx, _nowMs: number): Promise<number> {
     return 0;
   }
 
@@ -51,7 +48,7 @@ export class PgDedupStore implements DedupStorage {
     return (await this.sql`DELETE FROM dedup_keys WHERE expires_at <= ${nowMs} RETURNING key`).length;
   }
 
-  deleteAccount(accountId: string): void {
-    this.scope.tx.queue("DELETE FROM dedup_keys WHERE account_id = $1", [accountId]);
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    sqlOf(tx).queue("DELETE FROM dedup_keys WHERE account_id = $1", [accountId]);
   }
 }

@@ -4,9 +4,10 @@ import type { DlqEntry } from "../../dlq/model.ts";
 import type { FailureCallbackState } from "../../model/message.ts";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { Where } from "../../store/where.ts";
-import type { PgRow } from "./tick-sql.ts";
-import type { TickScope } from "./tick.ts";
+import type { PgRow } from "./pipeline.ts";
+import { sqlOf } from "./tick.ts";
 import { bytes, bytesOrNull, num, numOrNull, positional, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 const DLQ_COLUMNS: RowCodec<DlqRow> = {
@@ -31,43 +32,45 @@ const entryOf = (r: PgRow): DlqEntry => toEntry(rowOf(r, DLQ_COLUMNS));
  * node's sequence carries its own prefix, see cluster ids), so `exists` need not look.
  */
 export class PgDlqStore implements DlqStorage {
-  constructor(
-    private readonly sql: SQL,
-    private readonly scope: TickScope,
-  ) {}
+  constructor(private readonly sql: SQL) {}
 
-  insert(entry: Omit<DlqEntry, "seq">): void {
-    this.scope.tx.insert("dlq", dlqRowOf(entry));
+  async insert(tx: WriteTx, entry: Omit<DlqEntry, "seq">): Promise<void> {
+    sqlOf(tx).insert("dlq", dlqRowOf(entry));
   }
 
-  get(accountId: string, dlqId: string): DlqEntry | undefined {
+  async get(tx: WriteTx, accountId: string, dlqId: string): Promise<DlqEntry | undefined> {
     const text = "SELECT * FROM dlq WHERE dlq_id = $1 AND account_id = $2 FOR UPDATE";
-    const [row] = this.scope.tx.query(text, [dlqId, accountId]);
+    const [row] = await sqlOf(tx).query(text, [dlqId, accountId]);
     return row ? entryOf(row) : undefined;
   }
 
-  delete(accountId: string, dlqId: string): boolean {
+  async delete(tx: WriteTx, accountId: string, dlqId: string): Promise<boolean> {
     const text = "DELETE FROM dlq WHERE dlq_id = $1 AND account_id = $2 RETURNING seq";
-    return this.scope.tx.query(text, [dlqId, accountId]).length > 0;
+    return (await sqlOf(tx).query(text, [dlqId, accountId])).length > 0;
   }
 
-  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void {
+  async setFailureFunctionState(
+    tx: WriteTx,
+    accountId: string,
+    dlqId: string,
+    state: FailureCallbackState,
+  ): Promise<void> {
     const text = "UPDATE dlq SET failure_function_state = $1 WHERE dlq_id = $2 AND account_id = $3";
-    this.scope.tx.queue(text, [state, dlqId, accountId]);
+    sqlOf(tx).queue(text, [state, dlqId, accountId]);
   }
 
-  exists(_dlqId: string): boolean {
+  async exists(_tx: WriteTx, _dlqId: string): Promise<boolean> {
     return false;
   }
 
-  oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
+  async oldest(tx: WriteTx, accountId: string, f: Filter, afterSeq: number | null, limit: number): Promise<DlqEntry[]> {
     const { sql, params } = this.where(accountId, f).add("seq", ">", afterSeq ?? undefined).select("dlq", "seq", limit);
     const q = positional(`${sql} FOR UPDATE`, params);
-    return this.scope.tx.query(q.text, q.params).map(entryOf);
+    return (await sqlOf(tx).query(q.text, q.params)).map(entryOf);
   }
 
-  deleteAccount(accountId: string): void {
-    this.scope.tx.queue("DELETE FROM dlq WHERE account_id = $1", [accountId]);
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    sqlOf(tx).queue("DELETE FROM dlq WHERE account_id = $1", [accountId]);
   }
 
   async read(accountId: string, dlqId: string): Promise<DlqEntry | undefined> {

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import type { SQL } from "bun";
 import type { Logger } from "../../core/log.ts";
 import type { PostgresStorage, Stores } from "../engine.ts";
 import { MIGRATIONS } from "../migrations.ts";
@@ -19,11 +20,11 @@ import { CONFIG, DUE, Notifications } from "./notifications.ts";
 import { PgRollupStore } from "./rollups.ts";
 import { POSTGRES_MIGRATIONS } from "./schema.ts";
 import { PgScheduleStore, scheduleRowOfPg } from "./schedules.ts";
-import { PostgresTicks, TickScope, type TickSql } from "./tick.ts";
+import { PostgresTicks, type TxSql } from "./tick.ts";
+import type { TickTransaction } from "./tick-tx.ts";
 import { num } from "./values.ts";
 import { PgRunStore } from "./workflow-runs.ts";
 import { PgWaitStore } from "./workflow-waits.ts";
-import { Writer } from "./writer.ts";
 
 export interface PostgresEngineOptions {
   url: string;
@@ -41,89 +42,111 @@ export interface PostgresEngine extends PostgresStorage {
   readonly cluster: Cluster;
 }
 
-/** How long a write may wait for a row another transaction holds (the main thread waits with it). */
-const LOCK_TIMEOUT_MS = 5_000;
-/** How long the main thread waits for PostgreSQL's answer to a write's statement before giving the tick up. */
-const ANSWER_TIMEOUT_MS = 20_000;
+/**
+ * How long a write may wait for a row another transaction holds: only its tick waits meanwhile,
+ * never the node's HTTP, timers or heartbeats (which run on a connection of their own).
+ */
+export const LOCK_TIMEOUT_MS = 2_000;
+/**
+ * The longest a write's statement may run (a tick holds its row locks meanwhile): half the
+ * default node timeout, which only the heartbeat's own connection decides.
+ */
+export const STATEMENT_TIMEOUT_MS = 2_500;
+/** Ticks of writes in flight at once: the main thread builds the next while PostgreSQL runs the others. */
+const TICKS_IN_FLIGHT = 3;
 
 /**
  * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies
- * the migrations once under an advisory lock, starts the writer thread, listens for the other
- * nodes' notifications, then loads the small tables every node keeps in memory (see
- * notifications.ts) and joins the cluster.
+ * the migrations once under an advisory lock, opens the connections of the ticks of writes and of
+ * the heartbeat, listens for the other nodes' notifications, then loads the small tables every
+ * node keeps in memory (see notifications.ts) and joins the cluster.
  */
 export async function openPostgresEngine(o: PostgresEngineOptions): Promise<PostgresEngine> {
   const sql = await connect(o.url, o.poolSize);
-  let writer: Writer;
+  const opened: SQL[] = [sql];
+  const closeAll = () => Promise.all(opened.map((pool) => pool.close().catch(() => {})));
+  let writes: SQL;
+  let beats: SQL;
   try {
     await migratePostgres(sql, postgresMigrations(MIGRATIONS, POSTGRES_MIGRATIONS));
-    writer = await Writer.open({ url: o.url, lockTimeoutMs: LOCK_TIMEOUT_MS, answerTimeoutMs: ANSWER_TIMEOUT_MS });
+    writes = await connect(o.url, TICKS_IN_FLIGHT, {
+      lock_timeout: `${LOCK_TIMEOUT_MS}ms`,
+      statement_timeout: `${STATEMENT_TIMEOUT_MS}ms`,
+    });
+    opened.push(writes);
+    // The heartbeat's own connection: no tick's lock wait nor a pool full of reads delays it, and its
+    // own statements give up well within the node timeout.
+    beats = await connect(o.url, 1, {
+      lock_timeout: `${Math.max(200, Math.floor(o.nodeTimeoutMs / 5))}ms`,
+      statement_timeout: `${Math.max(500, Math.floor(o.nodeTimeoutMs / 2))}ms`,
+    });
+    opened.push(beats);
   } catch (error) {
-    await sql.close().catch(() => {});
+    await closeAll();
     throw error;
   }
   const nodeId = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
-  const scope = new TickScope(writer);
   // A cached table that read its own rows again tells the table's watchers (through the notifications, built below).
   const watchers = { tell: (_table: string) => {} };
   const refreshed = (table: string) => watchers.tell(table);
-  const tables = cachedTables(sql, scope, refreshed);
-  const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg, scope, refreshed);
+  const tables = cachedTables(sql, refreshed);
+  const scheduleTable = new CachedTable(sql, "schedules", ["account_id", "id"], scheduleRowOfPg, refreshed);
   const dueListeners: Array<(atMs?: number) => void> = [];
   const wake = (atMs?: number) => dueListeners.forEach((fn) => fn(atMs));
   // The partitions this node delivers change with the cluster's balance; the cluster is built last.
   const owned = { partitions: (): number[] => [] };
   const joined = { nodes: () => 1 };
-  const messages = new PgMessageStore(sql, scope, nodeId, () => owned.partitions(), o.now);
+  const messages = new PgMessageStore(sql, nodeId, () => owned.partitions(), o.now);
   // Messages made due by the set-based statements run before the commit count as the tick's writes.
-  const dueInTick = (atMs: number) => {
-    messages.noteWritten(atMs);
+  const dueInTick = (tick: TickTransaction, atMs: number) => {
+    messages.noteWritten(tick, atMs);
     wake(atMs);
   };
   const promotions = new PgQueuePromotions(dueInTick);
   const releases = new PgFlowReleases(dueInTick);
   const events = new PgEventStore(sql);
-  const dlq = new PgDlqStore(sql, scope);
-  const dedup = new PgDedupStore(sql, scope);
-  const rollups = new PgRollupStore(sql, scope);
-  const schedules = new PgScheduleStore(sql, scope, scheduleTable);
-  const runs = new PgRunStore(sql, scope);
-  const waits = new PgWaitStore(sql, scope);
+  const dedup = new PgDedupStore(sql);
+  const schedules = new PgScheduleStore(sql, scheduleTable);
+  const waits = new PgWaitStore(sql);
 
   const stores = {
     accounts: new PgAccountStore(tables.accounts),
-    requestCounts: new PgRequestCounts(sql, scope),
+    requestCounts: new PgRequestCounts(sql),
     messages,
     events,
-    dlq,
+    dlq: new PgDlqStore(sql),
     queues: new PgQueueStore(sql, tables.queues, promotions),
     schedules,
     flow: new PgFlowStore(sql, messages, releases),
-    flowKeys: new PgFlowKeyStore(scope, tables.flowKeys, tables.rateStarts),
-    groups: new PgUrlGroupStore(scope, tables.groups, tables.endpoints),
+    flowKeys: new PgFlowKeyStore(tables.flowKeys, tables.rateStarts),
+    groups: new PgUrlGroupStore(tables.groups, tables.endpoints),
     dedup,
-    rollups,
-    runs,
+    rollups: new PgRollupStore(sql),
+    runs: new PgRunStore(sql),
     waits,
     search: new PgIndexStore(tables.search),
     vector: new PgIndexStore(tables.vector),
-    usageLedger: new PgUsageLedger(scope, tables.ledger),
+    usageLedger: new PgUsageLedger(tables.ledger),
     faults: new PgFaultRuleStore(tables.faultRules),
   } satisfies Stores;
   const cached = Object.values(tables);
 
   // With each tick's commit: the other nodes hear what became due and which tables changed.
-  const notifyOthers = (tx: TickSql) => {
-    const due = messages.takeTickDue();
+  const notifyOthers = (tick: TickTransaction, tx: TxSql) => {
+    const due = messages.takeTickDue(tick);
     if (due !== null) tx.queue("SELECT pg_notify($1, $2)", [DUE, `${nodeId}|${due}`]);
-    const changed = cached.filter((t) => t.changedInTick).map((t) => t.table);
-    if (schedules.changedInTick) changed.push("schedules");
-    if (waits.waitersChangedInTick) changed.push("workflow_waiters");
+    const changed = cached.filter((t) => t.changedIn(tick)).map((t) => t.table);
+    if (schedules.changedIn(tick)) changed.push("schedules");
+    if (waits.waitersChangedIn(tick)) changed.push("workflow_waiters");
     if (changed.length > 0) tx.queue("SELECT pg_notify($1, $2)", [CONFIG, `${nodeId}|${changed.join(",")}`]);
   };
-  // In-memory changes are written in this order: small tables first (a queue before its messages
-  // are promoted), then the set-based statements that read what the tick wrote.
-  const ticks = new PostgresTicks(scope, [...cached, schedules, messages, events, waits, promotions, releases], notifyOthers);
+  // The set-based statements that read what the tick wrote go last.
+  const ticks = new PostgresTicks({
+    pool: writes,
+    maxInFlight: TICKS_IN_FLIGHT,
+    parts: [...cached, schedules, messages, events, waits, promotions, releases],
+    beforeCommit: notifyOthers,
+  });
 
   // Claims a failed tick left behind, released by a later one: due here as on the other nodes.
   ticks.onCommitted(() => {
@@ -145,7 +168,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     deafAfterMs: o.nodeTimeoutMs,
     questions,
   });
-  const cluster = new Cluster(sql, {
+  const cluster = new Cluster(beats, {
     nodeId,
     host: hostname(),
     heartbeatMs: o.heartbeatMs,
@@ -174,8 +197,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     await notifications.start();
   } catch (error) {
     await notifications.stop();
-    writer.close();
-    await sql.close().catch(() => {});
+    await closeAll();
     throw error;
   }
   await cluster.join();
@@ -207,9 +229,8 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
     async close() {
       await ticks.flush();
       ticks.close();
-      writer.close();
       await notifications.stop();
-      await sql.close();
+      await closeAll();
     },
   };
 }

@@ -3,8 +3,11 @@ import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
 import type { EventRecord } from "../../logs/model.ts";
 import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/storage.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { Where } from "../../store/where.ts";
-import type { TickPart, TickSql } from "./tick.ts";
+import type { TickPart, TxSql } from "./tick.ts";
+import { TickLists } from "./tick-lists.ts";
+import type { TickTransaction } from "./tick-tx.ts";
 import { bytesOrNull, num, rowOf, type RowCodec, runShared, str, strOrNull } from "./values.ts";
 
 type Entry = ReturnType<typeof eventRowOf>;
@@ -36,17 +39,17 @@ export const eventRowOfPg = (r: Record<string, unknown>): EventRow => rowOf(r, E
  * as one multi-row INSERT. Nothing reads the log inside a write, so no write misses them.
  */
 export class PgEventStore implements EventStorage, TickPart {
-  private entries: Array<Entry | { deleteAccount: string }> = [];
+  private readonly entries = new TickLists<Entry | { deleteAccount: string }>();
 
   constructor(private readonly sql: SQL) {}
 
-  append(e: EventRecord): void {
-    this.entries.push(eventRowOf(e));
+  async append(tx: WriteTx, e: EventRecord): Promise<void> {
+    this.entries.add(tx, eventRowOf(e));
   }
 
   /** In order with the appends: an entry appended after the reset stays. */
-  deleteAccount(accountId: string): void {
-    this.entries.push({ deleteAccount: accountId });
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    this.entries.add(tx, { deleteAccount: accountId });
   }
 
   async list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<EventRecord & Seq>> {
@@ -56,7 +59,7 @@ export class PgEventStore implements EventStorage, TickPart {
     return (await runShared<Record<string, unknown>>(this.sql, sql, params)).map((r) => eventOf(eventRowOfPg(r)));
   }
 
-  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number) {
+  newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<EventRecord & Seq>> {
     return this.list(accountId, f, beforeSeq, limit);
   }
 
@@ -69,22 +72,41 @@ export class PgEventStore implements EventStorage, TickPart {
     return rows.length;
   }
 
-  mark(): number {
-    return this.entries.length;
+  mark(tick: TickTransaction): number {
+    return this.entries.mark(tick);
   }
-  rollback(mark: number): void {
-    this.entries.length = mark;
+  rollback(tick: TickTransaction, mark: number): void {
+    this.entries.rollback(tick, mark);
   }
-  apply(tx: TickSql): void {
-    const taken = this.entries;
-    this.entries = [];
-    for (const e of taken) {
-      if ("deleteAccount" in e) tx.queue("DELETE FROM events WHERE account_id = $1", [e.deleteAccount]);
-      else tx.insert("events", e);
+  drop(tick: TickTransaction, write: number): void {
+    this.entries.drop(tick, write);
+  }
+  /** A write that read something settles alone: its rows go with it. */
+  endWrite(tick: TickTransaction, write: number, sql: TxSql): void {
+    for (const entry of this.entries.takeOf(tick, write)) {
+      if ("deleteAccount" in entry) sql.queue("DELETE FROM events WHERE account_id = $1", [entry.deleteAccount]);
+      else sql.insert("events", entry);
     }
   }
-  /** A tick that failed before its entries were taken leaves none for the next. */
-  finish(): void {
-    this.entries = [];
+  /**
+   * Before a batch goes out: the rows of the writes that ended go with their statements (the
+   * write under way keeps its own, which go when it ends).
+   */
+  flushEnded(tick: TickTransaction, sql: TxSql): void {
+    this.send(this.entries.takeOthers(tick, tick.currentWrite), sql);
+  }
+  /** The rows go on behalf of the writes that appended them: a write PostgreSQL refuses takes its rows along. */
+  apply(tick: TickTransaction, sql: TxSql): void {
+    this.send(this.entries.takeWithWrites(tick), sql);
+  }
+  private send(entries: Array<{ write: number; entry: Entry | { deleteAccount: string } }>, sql: TxSql): void {
+    for (const { write, entry } of entries) {
+      if ("deleteAccount" in entry) sql.of(write).queue("DELETE FROM events WHERE account_id = $1", [entry.deleteAccount]);
+      else sql.of(write).insert("events", entry);
+    }
+  }
+  /** A tick that failed before its entries were taken leaves none behind. */
+  finish(tick: TickTransaction): void {
+    this.entries.forget(tick);
   }
 }

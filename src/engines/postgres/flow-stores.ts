@@ -10,41 +10,50 @@ import {
   type KeySettingsChange,
 } from "../../flow-control/storage.ts";
 import { postgresPlaceholder } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { dueAgainStateSql, type FlowControl } from "../../model/message.ts";
 import type { MessageStorage } from "../../messages/storage.ts";
 import type { CachedTable } from "./cached-table.ts";
-import type { TickPart, TickScope, TickSql } from "./tick.ts";
+import { sqlOf, writeOf, type TickPart, type TxSql } from "./tick.ts";
+import { TickLists } from "./tick-lists.ts";
+import type { TickTransaction } from "./tick-tx.ts";
+import type { PgRow } from "./pipeline.ts";
 import { num, str } from "./values.ts";
 
 type Raw = Record<string, unknown>;
 
 /** Releases of held messages, written after the tick's messages (see PgQueuePromotions). */
 export class PgFlowReleases implements TickPart {
-  private wanted: Array<{ accountId: string; key: string; count: number; nowMs: number }> = [];
+  private readonly wanted = new TickLists<{ accountId: string; key: string; count: number; nowMs: number }>();
 
   constructor(
-    /** Held messages became due at `atMs`: called in `apply`, inside the tick's transaction before it commits. */
-    private readonly onDue: (atMs: number) => void,
+    /** Held messages became due at `atMs`: called once the release's answer comes, inside the tick's transaction. */
+    private readonly onDue: (tick: TickTransaction, atMs: number) => void,
   ) {}
 
-  request(accountId: string, key: string, count: number, nowMs: number): void {
-    this.wanted.push({ accountId, key, count, nowMs });
+  request(tx: WriteTx, accountId: string, key: string, count: number, nowMs: number): void {
+    this.wanted.add(tx, { accountId, key, count, nowMs });
   }
-  /** Held messages of the key this tick releases: due only after its writes, whose claims cannot see them. */
-  pending(accountId: string, key: string): number {
+  /** Held messages of the key the write's tick releases: due only after its writes, whose claims cannot see them. */
+  pending(tx: WriteTx, accountId: string, key: string): number {
     let n = 0;
-    for (const w of this.wanted) if (w.key === key && w.accountId === accountId) n += w.count;
+    for (const w of this.wanted.of(writeOf(tx).tick)) if (w.key === key && w.accountId === accountId) n += w.count;
     return n;
   }
-  mark(): number {
-    return this.wanted.length;
+  mark(tick: TickTransaction): number {
+    return this.wanted.mark(tick);
   }
-  rollback(mark: number): void {
-    this.wanted.length = mark;
+  rollback(tick: TickTransaction, mark: number): void {
+    this.wanted.rollback(tick, mark);
   }
-  apply(tx: TickSql): void {
-    const wanted = this.wanted;
-    this.wanted = [];
+  drop(tick: TickTransaction, write: number): void {
+    this.wanted.drop(tick, write);
+  }
+  finish(tick: TickTransaction): void {
+    this.wanted.forget(tick);
+  }
+  async apply(tick: TickTransaction, tx: TxSql): Promise<void> {
+    const wanted = this.wanted.take(tick);
     if (wanted.length === 0) return;
     const byKey = new Map<string, { accountId: string; key: string; count: number }>();
     for (const w of wanted) {
@@ -54,7 +63,7 @@ export class PgFlowReleases implements TickPart {
     }
     const list = [...byKey.values()];
     const nowMs = Math.max(...wanted.map((w) => w.nowMs));
-    const [released] = tx.query(
+    const [released] = await tx.query(
       `WITH want AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS w(account_id, key, n)),
       held AS (
         SELECT m.id, w.n, row_number() OVER (PARTITION BY m.account_id, m.flow_key ORDER BY m.seq) AS rn
@@ -67,7 +76,7 @@ export class PgFlowReleases implements TickPart {
       SELECT count(*) AS n FROM done`,
       [list.map((l) => l.accountId), list.map((l) => l.key), list.map((l) => l.count), nowMs],
     );
-    if (num(released?.n ?? 0) > 0) this.onDue(nowMs);
+    if (num(released?.n ?? 0) > 0) this.onDue(tick, nowMs);
   }
 }
 
@@ -75,21 +84,24 @@ export class PgFlowReleases implements TickPart {
 export class PgFlowStore implements FlowStorage {
   constructor(
     private readonly sql: SQL,
-    private readonly messages: Pick<MessageStorage, "setDispatch">,
+    private readonly messages: Pick<MessageStorage, "setDispatch"> & { behindHeld(tx: WriteTx, id: string): boolean },
     private readonly releases: PgFlowReleases,
   ) {}
-  hold(id: string): void {
-    this.messages.setDispatch(id, "HELD", null);
+  async hold(tx: WriteTx, id: string): Promise<void> {
+    await this.messages.setDispatch(tx, id, "HELD", null);
   }
-  releaseHeld(accountId: string, key: string, count: number, nowMs: number): number {
-    this.releases.request(accountId, key, count, nowMs);
+  async releaseHeld(tx: WriteTx, accountId: string, key: string, count: number, nowMs: number): Promise<number> {
+    this.releases.request(tx, accountId, key, count, nowMs);
     return count;
   }
-  unseenReleases(accountId: string, key: string): number {
-    return this.releases.pending(accountId, key);
+  async unseenReleases(tx: WriteTx, accountId: string, key: string): Promise<number> {
+    return this.releases.pending(tx, accountId, key);
+  }
+  async behindHeld(tx: WriteTx, messageId: string): Promise<boolean> {
+    return this.messages.behindHeld(tx, messageId);
   }
   /** Held messages are released when their partition is taken over (see cluster.ts), not at start. */
-  releaseAll(_nowMs: number): number {
+  async releaseAll(_tx: WriteTx, _nowMs: number): Promise<number> {
     return 0;
   }
   async heldCount(accountId: string, key: string): Promise<number> {
@@ -125,36 +137,36 @@ export interface RateStartRow {
  */
 export class PgFlowKeyStore implements FlowKeyStorage {
   constructor(
-    private readonly scope: TickScope,
     readonly keysTable: CachedTable<FlowKeyRow & Raw>,
     readonly startsTable: CachedTable<RateStartRow & Raw>,
   ) {}
-  all(): Array<{ accountId: string; key: string; settings: KeySettings }> {
-    return this.keysTable.all().map((r) => ({ accountId: r.account_id, key: r.key, settings: keySettingsOf(r) }));
+  async all(): Promise<Array<{ accountId: string; key: string; settings: KeySettings }>> {
+    return this.keysTable.all(null).map((r) => ({ accountId: r.account_id, key: r.key, settings: keySettingsOf(r) }));
   }
-  change(accountId: string, key: string, change: KeySettingsChange): KeySettings {
+  async change(tx: WriteTx, accountId: string, key: string, change: KeySettingsChange): Promise<KeySettings> {
     const { text, params } = keySettingsChange(accountId, key, change, postgresPlaceholder);
-    return keySettingsOf(this.keysTable.returning(text, params)[0]!);
+    return keySettingsOf((await this.keysTable.returning(tx, text, params))[0]!);
   }
-  addStart(accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number): void {
-    const tx = this.scope.tx;
-    for (const r of this.startsOf(accountId, key)) {
+  async addStart(tx: WriteTx, accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number) {
+    const sql = sqlOf(tx);
+    for (const r of this.startsOf(tx, accountId, key)) {
       if (r.counts_until > nowMs) continue;
-      tx.queueEach("DELETE FROM flow_rate_starts WHERE id = ANY($1::text[])", r.id);
-      this.startsTable.recordDeleted(r.id);
+      sql.queueEach("DELETE FROM flow_rate_starts WHERE id = ANY($1::text[])", r.id);
+      this.startsTable.recordDeleted(tx, r.id);
     }
     // Unique across nodes without a round trip.
     const row = { id: crypto.randomUUID(), account_id: accountId, key, started_at: startedAt, counts_until: countsUntil };
-    tx.insert("flow_rate_starts", row);
-    this.startsTable.record(row);
+    sql.insert("flow_rate_starts", row);
+    this.startsTable.record(tx, row);
   }
-  clearStarts(accountId: string, key: string): void {
-    this.scope.tx.queue("DELETE FROM flow_rate_starts WHERE account_id = $1 AND key = $2", [accountId, key]);
-    for (const r of this.startsOf(accountId, key)) this.startsTable.recordDeleted(r.id);
+  async clearStarts(tx: WriteTx, accountId: string, key: string): Promise<void> {
+    sqlOf(tx).queue("DELETE FROM flow_rate_starts WHERE account_id = $1 AND key = $2", [accountId, key]);
+    for (const r of this.startsOf(tx, accountId, key)) this.startsTable.recordDeleted(tx, r.id);
   }
   liveStarts(nowMs: number): Array<{ accountId: string; key: string; starts: number[] }> {
     const byKey = new Map<string, { accountId: string; key: string; starts: number[] }>();
-    const live = this.startsTable.where((r) => r.counts_until > nowMs).sort((a, b) => a.started_at - b.started_at);
+    const live = this.startsTable.where(null, (r) => r.counts_until > nowMs);
+    live.sort((a, b) => a.started_at - b.started_at);
     for (const r of live) {
       const id = `${r.account_id}/${r.key}`;
       const entry = byKey.get(id) ?? byKey.set(id, { accountId: r.account_id, key: r.key, starts: [] }).get(id)!;
@@ -162,13 +174,14 @@ export class PgFlowKeyStore implements FlowKeyStorage {
     }
     return [...byKey.values()];
   }
-  deleteAccount(accountId: string): void {
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
     const ofAccount = (r: { account_id: string }) => r.account_id === accountId;
-    this.keysTable.deleting("DELETE FROM flow_keys WHERE account_id = $1 RETURNING *", [accountId], ofAccount);
-    this.scope.tx.queue("DELETE FROM flow_rate_starts WHERE account_id = $1", [accountId]);
-    for (const r of this.startsTable.where(ofAccount)) this.startsTable.recordDeleted(r.id);
+    const text = "DELETE FROM flow_keys WHERE account_id = $1 RETURNING *";
+    await this.keysTable.deleting(tx, text, [accountId], ofAccount);
+    sqlOf(tx).queue("DELETE FROM flow_rate_starts WHERE account_id = $1", [accountId]);
+    for (const r of this.startsTable.where(tx, ofAccount)) this.startsTable.recordDeleted(tx, r.id);
   }
-  private startsOf(accountId: string, key: string): RateStartRow[] {
-    return this.startsTable.where((r) => r.account_id === accountId && r.key === key);
+  private startsOf(tx: WriteTx, accountId: string, key: string): RateStartRow[] {
+    return this.startsTable.where(tx, (r) => r.account_id === accountId && r.key === key);
   }
 }

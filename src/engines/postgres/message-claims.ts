@@ -1,10 +1,18 @@
 import { fromRow } from "../../model/message-row.ts";
 import { dueAgainStateSql, type MessageRecord } from "../../model/message.ts";
-import { messageRowOf, partOf } from "./message-rows.ts";
-import type { TickScope } from "./tick.ts";
-import type { QueuedRow, TickSql } from "./tick-sql.ts";
+import type { WriteTx } from "../../store/transactor.ts";
+import { insertRowOf, messageRowOf, partOf } from "./message-rows.ts";
+import { sqlOf, type TxSql } from "./tick.ts";
 import { num, numOrNull } from "./values.ts";
-import type { PendingRows } from "./writer-protocol.ts";
+
+/**
+ * Whether an older message of a claimed row's flow-control key is held: its release may be in
+ * flight in another tick (of this node or not) that this claim cannot see yet, and the key's
+ * messages go in publish order (the gate holds this one too).
+ */
+const BEHIND_HELD = `(m.flow_key IS NOT NULL AND EXISTS (
+  SELECT 1 FROM messages h WHERE h.account_id = m.account_id AND h.flow_key = m.flow_key
+    AND h.state = 'HELD' AND h.seq < m.seq)) AS behind_held`;
 
 /**
  * Claims up to $4 messages due at $2 in the partitions $3 this node delivers, only while node $1
@@ -22,7 +30,7 @@ const CLAIM_DUE = `
       ORDER BY dispatch_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED
     ) p
     WHERE m.id = p.id
-    RETURNING m.*, p.prev_state, p.prev_at
+    RETURNING m.*, p.prev_state, p.prev_at, ${BEHIND_HELD}
   )
   SELECT c.*, n.next_due FROM (
     SELECT min(dispatch_at) AS next_due FROM messages
@@ -40,13 +48,6 @@ const CHECK_HELD = `
     ON m.id = c.id AND m.attempt = c.attempt
   WHERE m.id = ANY($1::text[]) ORDER BY m.id FOR UPDATE OF m`;
 
-/** A claims check sent ahead of its tick: that tick's transaction, the answer, and (once read) the ids held. */
-interface AheadCheck {
-  tx: TickSql;
-  answer: PendingRows;
-  held: Set<string> | null;
-}
-
 /**
  * The attempts this node holds, by message: the attempt number its claim recorded in the row (an
  * outcome is recorded only while the row still carries this node and that number: a row handed
@@ -59,19 +60,20 @@ interface AheadCheck {
 export class NodeAttempts {
   private readonly numbers = new Map<string, number>();
   private readonly parts = new Map<string, number>();
-  /** Checks sent ahead (`checkAhead`), by message: the attempt checked, and the check. */
-  private readonly checked = new Map<string, { attempt: number; check: AheadCheck }>();
 
   constructor(
-    private readonly scope: TickScope,
     private readonly node: string,
     /** The flow-control partitions this node delivers (all of them on a single node). */
     private readonly owned: () => number[],
   ) {}
 
   /** Claims due messages, oldest due first, as they were when due; and the earliest due time left. */
-  claimDue(nowMs: number, limit: number): { due: MessageRecord[]; nextDue: number | null } {
-    const rows = this.scope.tx.query(CLAIM_DUE, [this.node, nowMs, this.owned(), limit]);
+  async claimDue(
+    tx: WriteTx,
+    nowMs: number,
+    limit: number,
+  ): Promise<{ due: MessageRecord[]; nextDue: number | null; behindHeld: string[] }> {
+    const rows = await sqlOf(tx).query(CLAIM_DUE, [this.node, nowMs, this.owned(), limit]);
     const nextDue = numOrNull(rows[0]?.next_due);
     const claimed = rows
       .filter((row) => row.id !== null)
@@ -80,77 +82,57 @@ export class NodeAttempts {
         m: fromRow(messageRowOf({ ...row, state: row.prev_state, dispatch_at: row.prev_at })),
         attempt: num(row.attempt),
         seq: num(row.seq),
+        behindHeld: row.behind_held === true,
       }));
     // RETURNING follows no order: the claim's own (due time, then insertion) is restored here.
     claimed.sort((a, b) => a.m.dispatchAt! - b.m.dispatchAt! || a.seq - b.seq);
-    for (const c of claimed) this.hold(c.m.id, c.attempt, partOf(c.m));
-    return { due: claimed.map((c) => c.m), nextDue };
+    for (const c of claimed) this.hold(tx, c.m.id, c.attempt, partOf(c.m));
+    return { due: claimed.map((c) => c.m), nextDue, behindHeld: claimed.filter((c) => c.behindHeld).map((c) => c.m.id) };
   }
 
-  /**
-   * Claims a message stored by this tick (its first attempt), unless this node holds it already:
-   * in its queued INSERT (`queued`) while that has not gone out, else by an UPDATE.
-   */
-  claimStored(id: string, queued: QueuedRow | null): void {
+  /** Inserts a new message claimed (its first attempt) in the row itself: ACTIVE, due nowhere. */
+  insertClaimed(tx: WriteTx, m: MessageRecord): void {
+    const row = insertRowOf(m);
+    row.state = "ACTIVE";
+    row.dispatch_at = null;
+    row.claimed_by = this.node;
+    row.attempt = 1;
+    sqlOf(tx).insert("messages", row);
+    this.hold(tx, m.id, 1, null);
+  }
+
+  /** Claims a message stored earlier (its first attempt), unless this node holds it already. */
+  claimStored(tx: WriteTx, id: string): void {
     if (this.numbers.has(id)) return;
-    const claimed = { state: "ACTIVE", dispatch_at: null, claimed_by: this.node, attempt: 1 };
-    if (!queued || !this.scope.tx.patchQueued(queued, claimed)) {
-      this.scope.tx.queue(
-        "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = $1, attempt = 1 WHERE id = $2",
-        [this.node, id],
-      );
-    }
-    this.hold(id, 1, null);
-  }
-
-  /**
-   * The check `stillClaimed` will make in the next tick, sent now in that tick's transaction (see
-   * TickScope.upcoming): its answer comes while the tick under way commits, and the outcome
-   * waits for no round trip. Not from inside a write (the transaction under way is that tick's).
-   */
-  checkAhead(ids: readonly string[]): void {
-    if (this.scope.current) return;
-    const known = ids.filter((id) => this.numbers.has(id));
-    if (known.length === 0) return;
-    const tx = this.scope.upcoming();
-    const attempts = known.map((id) => this.numbers.get(id)!);
-    const answer = tx.ahead(CHECK_HELD, [known, attempts]);
-    const check: AheadCheck = { tx, answer, held: null };
-    known.forEach((id, i) => this.checked.set(id, { attempt: attempts[i]!, check }));
+    sqlOf(tx).queue(
+      "UPDATE messages SET state = 'ACTIVE', dispatch_at = NULL, claimed_by = $1, attempt = 1 WHERE id = $2",
+      [this.node, id],
+    );
+    this.hold(tx, id, 1, null);
   }
 
   /** Those of the messages whose attempt this node holds is still the row's (locked: no hand-back races the outcome). */
-  stillClaimed(ids: readonly string[]): Set<string> {
+  async stillClaimed(tx: WriteTx, ids: readonly string[]): Promise<Set<string>> {
     const held = new Set<string>();
-    const rest: string[] = [];
-    for (const id of ids) {
-      const attempt = this.numbers.get(id);
-      if (attempt === undefined) continue;
-      const ahead = this.checked.get(id);
-      this.checked.delete(id);
-      // Checked ahead in this tick's transaction, for the attempt still under way: answered already.
-      if (ahead && ahead.attempt === attempt && ahead.check.tx === this.scope.current) {
-        if (this.heldIn(ahead.check).has(id)) held.add(id);
-      } else rest.push(id);
-    }
-    if (rest.length > 0) {
-      const rows = this.scope.tx.query(CHECK_HELD, [rest, rest.map((id) => this.numbers.get(id)!)]);
+    const known = ids.filter((id) => this.numbers.has(id));
+    if (known.length > 0) {
+      const rows = await sqlOf(tx).query(CHECK_HELD, [known, known.map((id) => this.numbers.get(id)!)]);
       for (const r of rows) if (r.claimed_by === this.node) held.add(r.id as string);
     }
     // Handed back, cancelled elsewhere, or recorded by a commit this node was told had failed: its
     // outcome is not recorded, and its partition is no longer busy here (once this is committed:
     // an earlier write of the tick may have been what took it away).
-    for (const id of ids) if (!held.has(id)) this.endOnCommit(id);
+    for (const id of ids) if (!held.has(id)) this.endOnCommit(tx, id);
     return held;
   }
 
-  /** The write under way ends the attempt on `id` (if this node holds one): over once it is committed. */
-  endOnCommit(id: string): void {
+  /** The write `tx` ends the attempt on `id` (if this node holds one): over once it is committed. */
+  endOnCommit(tx: WriteTx, id: string): void {
     // Only that attempt: a later write of the same tick may have claimed the message again (a
     // retry due at once), and that claim's attempt is this node's once the tick commits.
     const attempt = this.numbers.get(id);
     if (attempt === undefined) return;
-    this.scope.afterCommit((committed) => {
+    tx.afterCommit((committed) => {
       if (committed) this.forget(id, attempt);
     });
   }
@@ -163,32 +145,22 @@ export class NodeAttempts {
   /**
    * Rows ACTIVE under this node that no attempt of it holds (claimed by a tick whose commit was
    * reported failed but went through) are due again at `nowMs`, as a dead node's are: each claim
-   * is either attempted and its outcome recorded, or released. True when any was.
+   * is either attempted and its outcome recorded, or released. Queued in the tick's transaction.
    */
-  releaseForgotten(tx: TickSql, nowMs: number): boolean {
-    const rows = tx.query(
-      `WITH r AS (
-         UPDATE messages SET state = ${dueAgainStateSql()}, dispatch_at = $1, claimed_by = NULL
-         WHERE claimed_by = $2 AND state = 'ACTIVE'
-           AND (id, attempt) NOT IN (SELECT * FROM unnest($3::text[], $4::int[]))
-         RETURNING 1
-       ) SELECT count(*) AS n FROM r`,
+  releaseForgotten(sql: TxSql, nowMs: number): void {
+    sql.queue(
+      `UPDATE messages SET state = ${dueAgainStateSql()}, dispatch_at = $1, claimed_by = NULL
+       WHERE claimed_by = $2 AND state = 'ACTIVE'
+         AND (id, attempt) NOT IN (SELECT * FROM unnest($3::text[], $4::int[]))`,
       [nowMs, this.node, [...this.numbers.keys()], [...this.numbers.values()]],
     );
-    return num(rows[0]?.n) > 0;
   }
 
-  /** The ids of a check's rows this node holds (the node is compared here: see CHECK_HELD). */
-  private heldIn(check: AheadCheck): Set<string> {
-    check.held ??= new Set(check.answer.rows().flatMap((r) => (r.claimed_by === this.node ? [r.id as string] : [])));
-    return check.held;
-  }
-
-  private hold(id: string, attempt: number, part: number | null): void {
+  private hold(tx: WriteTx, id: string, attempt: number, part: number | null): void {
     this.numbers.set(id, attempt);
     if (part !== null) this.parts.set(id, part);
     // Not stored after all: the row is not this node's (if the tick committed anyway, the next one releases it).
-    this.scope.afterCommit((committed) => {
+    tx.afterCommit((committed) => {
       if (!committed) this.forget(id, attempt);
     });
   }
@@ -196,7 +168,6 @@ export class NodeAttempts {
   /** Forgets the attempt on `id` if it is still `attempt` (a later claim of the message is another). */
   private forget(id: string, attempt: number): void {
     if (this.numbers.get(id) !== attempt) return;
-    if (this.checked.get(id)?.attempt === attempt) this.checked.delete(id);
     this.numbers.delete(id);
     this.parts.delete(id);
   }

@@ -2,7 +2,8 @@ import type { MessageCensus } from "../../messages/storage.ts";
 import { toRow, type MessageRow } from "../../model/message-row.ts";
 import type { MessageRecord } from "../../model/message.ts";
 import { PARTITIONS } from "./schema.ts";
-import type { PgRow, TickSql } from "./tick-sql.ts";
+import type { TxSql } from "./tick.ts";
+import type { PgRow } from "./pipeline.ts";
 import { bytes, num, numOrNull, partitionOf, positional } from "./values.ts";
 
 /** A message row as PostgreSQL returns it (BIGINT as text, BYTEA as a Buffer) → the shared row form. */
@@ -49,8 +50,8 @@ export function censusOf(r: PgRow): MessageCensus {
   return { due, delayed, inFlight: active, waiting: total - due - delayed - active };
 }
 
-/** Runs SQL of the shared query builder in the tick's transaction (see `positional`). */
-export function querySharedNow(tx: TickSql, text: string, named: Record<string, string | number>): PgRow[] {
+/** Runs SQL of the shared query builder in the write's transaction (see `positional`). */
+export function queryShared(sql: TxSql, text: string, named: Record<string, string | number>): Promise<PgRow[]> {
   const q = positional(text, named);
-  return tx.query(q.text, q.params);
+  return sql.query(q.text, q.params);
 }

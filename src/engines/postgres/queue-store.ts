@@ -2,8 +2,11 @@ import type { SQL } from "bun";
 import { dueAgainStateSql } from "../../model/message.ts";
 import { queueUpdate, queueUpsert, type QueueChange, type QueueRow, type QueueStorage } from "../../queues/storage.ts";
 import { postgresPlaceholder } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { CachedTable } from "./cached-table.ts";
-import type { TickPart, TickSql } from "./tick.ts";
+import type { TickPart, TxSql } from "./tick.ts";
+import { TickLists } from "./tick-lists.ts";
+import type { TickTransaction } from "./tick-tx.ts";
 import { num } from "./values.ts";
 
 /**
@@ -15,28 +18,33 @@ import { num } from "./values.ts";
  * never exceeded, whichever node publishes or delivers.
  */
 export class PgQueuePromotions implements TickPart {
-  private wanted: Array<{ accountId: string; name: string; nowMs: number }> = [];
+  private readonly wanted = new TickLists<{ accountId: string; name: string; nowMs: number }>();
 
   constructor(
     /**
-     * Messages became due at `earliestDue` or later: called in `apply`, inside the tick's
-     * transaction before it commits (the other nodes hear of it with the commit).
+     * Messages became due at `earliestDue` or later: called once the promotion's answer comes,
+     * inside the tick's transaction before it commits.
      */
-    private readonly onDue: (earliestDue: number) => void,
+    private readonly onDue: (tick: TickTransaction, earliestDue: number) => void,
   ) {}
 
-  request(accountId: string, name: string, nowMs: number): void {
-    this.wanted.push({ accountId, name, nowMs });
+  request(tx: WriteTx, accountId: string, name: string, nowMs: number): void {
+    this.wanted.add(tx, { accountId, name, nowMs });
   }
-  mark(): number {
-    return this.wanted.length;
+  mark(tick: TickTransaction): number {
+    return this.wanted.mark(tick);
   }
-  rollback(mark: number): void {
-    this.wanted.length = mark;
+  rollback(tick: TickTransaction, mark: number): void {
+    this.wanted.rollback(tick, mark);
   }
-  apply(tx: TickSql): void {
-    const wanted = this.wanted;
-    this.wanted = [];
+  drop(tick: TickTransaction, write: number): void {
+    this.wanted.drop(tick, write);
+  }
+  finish(tick: TickTransaction): void {
+    this.wanted.forget(tick);
+  }
+  async apply(tick: TickTransaction, tx: TxSql): Promise<void> {
+    const wanted = this.wanted.take(tick);
     if (wanted.length === 0) return;
     const unique = [...new Map(wanted.map((w) => [`${w.accountId}\u0000${w.name}`, w])).values()];
     const accounts = unique.map((w) => w.accountId);
@@ -49,7 +57,7 @@ export class PgQueuePromotions implements TickPart {
        ORDER BY q.account_id, q.name FOR UPDATE OF q`,
       [accounts, names],
     );
-    const promoted = tx.query(
+    const [promoted] = await tx.query(
       `WITH q AS (
         SELECT q.account_id, q.name, q.parallelism FROM queues q
         JOIN unnest($1::text[], $2::text[]) AS w(account_id, name) ON q.account_id = w.account_id AND q.name = w.name
@@ -71,8 +79,7 @@ export class PgQueuePromotions implements TickPart {
       SELECT min(dispatch_at) AS due FROM done`,
       [accounts, names, nowMs],
     );
-    const due = promoted[0]?.due;
-    if (due !== null && due !== undefined) this.onDue(num(due));
+    if (promoted?.due !== null && promoted?.due !== undefined) this.onDue(tick, num(promoted.due));
   }
 }
 
@@ -88,41 +95,52 @@ export class PgQueueStore implements QueueStorage {
   private key(accountId: string, name: string) {
     return `${accountId}\u0000${name}`;
   }
-  get(accountId: string, name: string): QueueRow | undefined {
-    return this.table.get(this.key(accountId, name));
+  async get(tx: WriteTx | null, accountId: string, name: string): Promise<QueueRow | undefined> {
+    return this.table.get(tx, this.key(accountId, name));
   }
-  list(accountId: string): QueueRow[] {
-    return this.table.where((q) => q.account_id === accountId).sort(byName);
+  async list(accountId: string): Promise<QueueRow[]> {
+    return this.table.where(null, (q) => q.account_id === accountId).sort(byName);
   }
-  count(accountId: string): number {
-    return this.table.where((q) => q.account_id === accountId).length;
+  async count(tx: WriteTx | null, accountId: string): Promise<number> {
+    return this.table.where(tx, (q) => q.account_id === accountId).length;
   }
-  upsert(accountId: string, name: string, change: QueueChange, created: Required<QueueChange>, nowMs: number): QueueRow {
+  async upsert(
+    tx: WriteTx,
+    accountId: string,
+    name: string,
+    change: QueueChange,
+    created: Required<QueueChange>,
+    nowMs: number,
+  ): Promise<QueueRow> {
     const { text, params } = queueUpsert(accountId, name, change, created, nowMs, postgresPlaceholder);
-    return this.table.returning(text, params)[0]!;
+    return (await this.table.returning(tx, text, params))[0]!;
   }
-  update(accountId: string, name: string, change: QueueChange, nowMs: number): QueueRow | undefined {
+  async update(tx: WriteTx, accountId: string, name: string, change: QueueChange, nowMs: number) {
     const statement = queueUpdate(accountId, name, change, nowMs, postgresPlaceholder);
-    if (!statement) return this.table.lock("account_id = $1 AND name = $2", [accountId, name], (q) => this.isQueue(q, accountId, name))[0];
-    return this.table.returning(statement.text, statement.params)[0];
+    if (!statement) {
+      const where = "account_id = $1 AND name = $2";
+      return (await this.table.lock(tx, where, [accountId, name], (q) => this.isQueue(q, accountId, name)))[0];
+    }
+    return (await this.table.returning(tx, statement.text, statement.params))[0];
   }
-  delete(accountId: string, name: string): boolean {
+  async delete(tx: WriteTx, accountId: string, name: string): Promise<boolean> {
     const text = "DELETE FROM queues WHERE account_id = $1 AND name = $2 RETURNING *";
-    return this.table.deleting(text, [accountId, name], (q) => this.isQueue(q, accountId, name)) > 0;
+    return (await this.table.deleting(tx, text, [accountId, name], (q) => this.isQueue(q, accountId, name))) > 0;
   }
-  deleteAccount(accountId: string): void {
-    this.table.deleting("DELETE FROM queues WHERE account_id = $1 RETURNING *", [accountId], (q) => q.account_id === accountId);
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    const text = "DELETE FROM queues WHERE account_id = $1 RETURNING *";
+    await this.table.deleting(tx, text, [accountId], (q) => q.account_id === accountId);
   }
   private isQueue(q: QueueRow, accountId: string, name: string): boolean {
     return q.account_id === accountId && q.name === name;
   }
   /** Always waits: the promotion after the tick's writes lets it go if there is room. */
-  mustWait(accountId: string, name: string, _parallelism: number, nowMs: number): boolean {
-    this.promotions.request(accountId, name, nowMs);
+  async mustWait(tx: WriteTx, accountId: string, name: string, _parallelism: number, nowMs: number): Promise<boolean> {
+    this.promotions.request(tx, accountId, name, nowMs);
     return true;
   }
-  promote(accountId: string, name: string, _parallelism: number, nowMs: number): number {
-    this.promotions.request(accountId, name, nowMs);
+  async promote(tx: WriteTx, accountId: string, name: string, _parallelism: number, nowMs: number): Promise<number> {
+    this.promotions.request(tx, accountId, name, nowMs);
     return 1;
   }
   async lag(accountId: string, name: string): Promise<number> {

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import { Part, type RollupRow, type RollupStorage, type RollupWrite } from "../../metrics/storage.ts";
-import type { TickScope } from "./tick.ts";
+import type { WriteTx } from "../../store/transactor.ts";
+import { sqlOf } from "./tick.ts";
 import { num } from "./values.ts";
 
 /**
@@ -10,10 +11,7 @@ import { num } from "./values.ts";
  * counts all. Only `deleteOwner` runs inside a write.
  */
 export class PgRollupStore implements RollupStorage {
-  constructor(
-    private readonly sql: SQL,
-    private readonly scope: TickScope,
-  ) {}
+  constructor(private readonly sql: SQL) {}
 
   /** One statement, so all or nothing is stored (the metrics engine keeps the counts when it fails). */
   async write(rows: RollupWrite[]): Promise<void> {
@@ -63,7 +61,7 @@ export class PgRollupStore implements RollupStorage {
     return rows.length;
   }
 
-  deleteOwner(owner: string): void {
-    this.scope.tx.queue("DELETE FROM usage_rollups WHERE owner = $1", [owner]);
+  async deleteOwner(tx: WriteTx, owner: string): Promise<void> {
+    sqlOf(tx).queue("DELETE FROM usage_rollups WHERE owner = $1", [owner]);
   }
 }

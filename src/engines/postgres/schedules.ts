@@ -2,13 +2,15 @@ import type { SQL } from "bun";
 import {
   scheduleUpsertParams,
   scheduleUpsertSql,
-  type ScheduleMessageState,
+  type ScheduleMessageState as MessageState,
   type ScheduleRow,
   type ScheduleStorage,
 } from "../../schedules/storage.ts";
 import { postgresPlaceholder } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { CachedTable } from "./cached-table.ts";
-import type { TickPart, TickScope } from "./tick.ts";
+import { sqlOf, type TickPart } from "./tick.ts";
+import type { TickTransaction } from "./tick-tx.ts";
 import { bytes, num, numOrNull, rowOf, type RowCodec, str, strOrNull } from "./values.ts";
 
 type Raw = Record<string, unknown>;
@@ -49,7 +51,6 @@ const UPSERT = scheduleUpsertSql(postgresPlaceholder);
 export class PgScheduleStore implements ScheduleStorage, TickPart {
   constructor(
     private readonly sql: SQL,
-    private readonly scope: TickScope,
     readonly table: CachedTable<ScheduleRow & Raw>,
   ) {}
 
@@ -57,17 +58,17 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     return `${accountId}\u0000${id}`;
   }
 
-  get(accountId: string, id: string): ScheduleRow | undefined {
-    return this.table.get(this.key(accountId, id));
+  async get(tx: WriteTx | null, accountId: string, id: string): Promise<ScheduleRow | undefined> {
+    return this.table.get(tx, this.key(accountId, id));
   }
-  list(accountId: string): ScheduleRow[] {
-    return this.table.where((r) => r.account_id === accountId).sort(byCreation);
+  async list(accountId: string): Promise<ScheduleRow[]> {
+    return this.table.where(null, (r) => r.account_id === accountId).sort(byCreation);
   }
-  all(): ScheduleRow[] {
-    return this.table.all();
+  async all(): Promise<ScheduleRow[]> {
+    return this.table.all(null);
   }
-  count(accountId: string): number {
-    return this.table.where((r) => r.account_id === accountId).length;
+  async count(tx: WriteTx, accountId: string): Promise<number> {
+    return this.table.where(tx, (r) => r.account_id === accountId).length;
   }
 
   async readList(accountId: string): Promise<ScheduleRow[]> {
@@ -79,68 +80,80 @@ export class PgScheduleStore implements ScheduleStorage, TickPart {
     return row ? scheduleRowOfPg(row) : undefined;
   }
 
-  upsert(row: ScheduleRow): ScheduleRow {
-    return this.table.returning(UPSERT, scheduleUpsertParams(row))[0]!;
+  async upsert(tx: WriteTx, row: ScheduleRow): Promise<ScheduleRow> {
+    return (await this.table.returning(tx, UPSERT, scheduleUpsertParams(row)))[0]!;
   }
-  delete(accountId: string, id: string): boolean {
+  async delete(tx: WriteTx, accountId: string, id: string): Promise<boolean> {
     const text = "DELETE FROM schedules WHERE account_id = $1 AND id = $2 RETURNING *";
-    return this.table.deleting(text, [accountId, id], (r) => r.account_id === accountId && r.id === id) > 0;
+    return (await this.table.deleting(tx, text, [accountId, id], (r) => r.account_id === accountId && r.id === id)) > 0;
   }
-  setPaused(accountId: string, id: string, paused: boolean): boolean {
+  async setPaused(tx: WriteTx, accountId: string, id: string, paused: boolean): Promise<boolean> {
     const text = "UPDATE schedules SET paused = $1 WHERE account_id = $2 AND id = $3 RETURNING *";
-    const found = this.table.returning(text, [paused ? 1 : 0, accountId, id]).length > 0;
-    if (!found && this.get(accountId, id)) this.table.recordDeleted(this.key(accountId, id));
+    const found = (await this.table.returning(tx, text, [paused ? 1 : 0, accountId, id])).length > 0;
+    if (!found && this.table.get(tx, this.key(accountId, id))) this.table.recordDeleted(tx, this.key(accountId, id));
     return found;
   }
-  setNext(accountId: string, id: string, revision: number, next: number | null): void {
+  async setNext(tx: WriteTx, accountId: string, id: string, revision: number, next: number | null): Promise<void> {
     const text = "UPDATE schedules SET next_schedule_time = $1 WHERE account_id = $2 AND id = $3 AND revision = $4 RETURNING *";
-    this.table.returning(text, [next, accountId, id, revision]);
+    await this.table.returning(tx, text, [next, accountId, id, revision]);
   }
-  recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void {
-    this.table.returning(
+  async recordTrigger(
+    tx: WriteTx,
+    accountId: string,
+    id: string,
+    revision: number,
+    last: number,
+    next: number | null,
+    states: string,
+  ): Promise<void> {
+    await this.table.returning(
+      tx,
       `UPDATE schedules SET last_schedule_time = $1, next_schedule_time = $2, last_states = $3
        WHERE account_id = $4 AND id = $5 AND revision = $6 RETURNING *`,
       [last, next, states, accountId, id, revision],
     );
   }
   /** Only a message of the last trigger is tracked; the states are read from PostgreSQL, not the cache. */
-  setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void {
-    this.scope.tx.queue(
+  async setMessageState(tx: WriteTx, accountId: string, scheduleId: string, messageId: string, state: MessageState) {
+    sqlOf(tx).queue(
       `UPDATE schedules SET last_states = jsonb_set(last_states::jsonb, ARRAY[$1::text], to_jsonb($2::text))::text
        WHERE account_id = $3 AND id = $4 AND (last_states::jsonb) ? $1`,
       [messageId, state, accountId, scheduleId],
     );
   }
-  deleteAccount(accountId: string): void {
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
     const text = "DELETE FROM schedules WHERE account_id = $1 RETURNING *";
-    this.table.deleting(text, [accountId], (r) => r.account_id === accountId);
+    await this.table.deleting(tx, text, [accountId], (r) => r.account_id === accountId);
   }
 
-  /** The tick being committed changed a definition (trigger states alone are not cached). */
-  get changedInTick(): boolean {
-    return this.table.changedInTick;
+  /** The tick changed a definition (trigger states alone are not cached). */
+  changedIn(tick: TickTransaction): boolean {
+    return this.table.changedIn(tick);
   }
 
   /**
    * Locks the schedule's row while the slot is still to fire: another node's trigger of the slot
    * waits for this tick, then finds the next run time moved.
    */
-  takeTrigger(accountId: string, id: string, revision: number, plannedAt: number): boolean {
-    const rows = this.scope.tx.query(
+  async takeTrigger(tx: WriteTx, accountId: string, id: string, revision: number, plannedAt: number): Promise<boolean> {
+    const rows = await sqlOf(tx).query(
       "SELECT id FROM schedules WHERE account_id = $1 AND id = $2 AND revision = $3 AND next_schedule_time = $4 FOR UPDATE",
       [accountId, id, revision, plannedAt],
     );
     return rows.length > 0;
   }
 
-  mark(): number {
-    return this.table.mark();
+  mark(tick: TickTransaction): number {
+    return this.table.mark(tick);
   }
-  rollback(mark: number): void {
-    this.table.rollback(mark);
+  rollback(tick: TickTransaction, mark: number): void {
+    this.table.rollback(tick, mark);
   }
-  finish(committed: boolean): void {
-    this.table.finish(committed);
+  drop(tick: TickTransaction, write: number): void {
+    this.table.drop(tick, write);
+  }
+  finish(tick: TickTransaction, committed: boolean): void {
+    this.table.finish(tick, committed);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Statement } from "./writer-protocol.ts";
+import type { Statement } from "./pipeline.ts";
 
 /** Rows queued in a tick that go out as one statement (see TickTransaction). */
 export interface Insert {
@@ -9,6 +9,8 @@ export interface Insert {
   columns: string[];
   suffix: string;
   rows: unknown[][];
+  /** The number of the write each row belongs to. */
+  writes: number[];
 }
 
 /** Keys of consecutive `queueEach` calls with one text (a row each, of one value: see Insert). */
@@ -16,6 +18,8 @@ export interface Each {
   kind: "each";
   text: string;
   rows: unknown[][];
+  /** The number of the write each row belongs to. */
+  writes: number[];
 }
 
 export type Group = Insert | Each;

@@ -1,48 +1,55 @@
+import type { SQL } from "bun";
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type CommitCounts, type Transactor, type WriteOptions } from "../../store/transactor.ts";
-import type { TickSql, TickTransaction } from "./tick-sql.ts";
-import type { FollowUp, TickPart, TickScope } from "./tick-scope.ts";
+import { isStorageUnavailable } from "../../store/errors.ts";
+import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
+import { TickTransaction } from "./tick-tx.ts";
+import { PgWrite, sqlIn, type TickPart, type TxSql } from "./tick-write.ts";
 
-export type { TickSql } from "./tick-sql.ts";
-export { TickScope, type TickPart } from "./tick-scope.ts";
-
-/** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
-const FOLLOW_UP_MS = 500;
+export { sqlOf, writeOf, PgWrite, type TickPart, type TxSql } from "./tick-write.ts";
 
 interface PendingWrite {
-  write: () => unknown;
+  write: Write<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
+const FOLLOW_UP_MS = 500;
+
+export interface PostgresTicksOptions {
+  /** The connections the ticks take theirs from (one each while it runs). */
+  pool: SQL;
+  /** Ticks in flight at once (their writes run side by side, each tick's one after the other). */
+  maxInFlight: number;
+  /** The stores taking part in every tick, in the order their in-memory changes are written. */
+  parts: readonly TickPart[];
+  /** Runs inside each tick's transaction after its writes (notifications go out with the commit). */
+  beforeCommit: (tick: TickTransaction, sql: TxSql) => void;
+}
+
 /**
- * The PostgreSQL engine's group commit. The writes requested in one tick run one after the other,
- * synchronously, inside one PostgreSQL transaction held by the writer thread: a store's reads are
- * queries in that transaction (the thread waits for their answers), its writes statements queued
- * in it. Each write is a savepoint; one that throws is undone alone. Then the transaction commits
- * without blocking; writes requested meanwhile form the next tick.
+ * The PostgreSQL engine's group commit. The writes requested while a tick can start run in one
+ * PostgreSQL transaction on a connection of its own, one after the other, each in a savepoint (one
+ * that throws, or whose statements PostgreSQL refuses, is undone alone); their statements go out
+ * pipelined, and nothing but the write that reads waits for an answer. Up to `maxInFlight` ticks
+ * run at once, so the main thread builds one while PostgreSQL runs another; a lock wait holds only
+ * the tick that needs the row.
  */
 export class PostgresTicks implements Transactor {
   private pending: PendingWrite[] = [];
-  /** How many of `pending` are early writes (at its start). */
-  private early = 0;
   private scheduled = false;
-  private inFlight: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** A tick that must run alone is in flight (see `canStart`). */
+  private alone = false;
   private inFlightWrites = 0;
   private readonly committedObservers: Array<() => void> = [];
   private followUpTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
-  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0 };
+  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0, refusedWrites: 0 };
 
-  constructor(
-    private readonly scope: TickScope,
-    /** The stores taking part in every tick, in the order their in-memory changes are written. */
-    private readonly parts: readonly TickPart[],
-    /** Runs inside the tick's transaction after its writes (notifications go out with the commit). */
-    private readonly beforeCommit: (tx: TickSql) => void,
-  ) {}
+  constructor(private readonly o: PostgresTicksOptions) {}
 
   /** No tick starts after this (the engine closes its connections next). */
   close(): void {
@@ -56,41 +63,11 @@ export class PostgresTicks implements Transactor {
     this.committedObservers.push(fn);
   }
 
-  run<T>(write: () => T, { early = false }: WriteOptions = {}): Promise<T> {
+  run<T>(write: Write<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const item = { write, resolve: resolve as (v: unknown) => void, reject };
-      // Early writes (claims, outcomes: a read each) go before the others: their reads are then
-      // sent with no inserts ahead of them, which go out with the commit, without blocking.
-      if (early) this.pending.splice(this.early++, 0, item);
-      else this.pending.push(item);
+      this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
-  }
-
-  afterCommit(fn: FollowUp): void {
-    this.scope.afterCommit(fn);
-  }
-
-  nested<T>(fn: () => T): T {
-    if (!this.scope.current) return this.runAlone(fn);
-    const tx = this.scope.current;
-    const outer = this.scope.followUps!;
-    this.scope.followUps = [];
-    const marks = this.parts.map((p) => p.mark?.() ?? 0);
-    tx.begin();
-    try {
-      const value = fn();
-      tx.keep();
-      outer.push(...this.scope.followUps);
-      return value;
-    } catch (error) {
-      tx.undo();
-      this.parts.forEach((p, i) => p.rollback?.(marks[i]!));
-      runFollowUps(this.scope.followUps, false);
-      throw error;
-    } finally {
-      this.scope.followUps = outer;
-    }
   }
 
   get pendingWrites(): number {
@@ -99,149 +76,176 @@ export class PostgresTicks implements Transactor {
 
   /** Commits what is queued; resolves once everything queued so far is committed (or failed). */
   async flush(): Promise<void> {
-    while (this.inFlight || this.pending.length > 0) {
-      if (this.inFlight) await this.inFlight;
-      else await this.tick();
+    while (this.inFlight.size > 0 || this.pending.length > 0) {
+      if (this.pending.length > 0 && this.canStart()) this.startTick();
+      else await Promise.race(this.inFlight);
+    }
+  }
+
+  /**
+   * Whether a tick may start now. After a failed tick, the next one settles what it left (its
+   * claims committed without this node knowing, released again) from what this node holds now:
+   * it runs alone, or a claim of another tick in flight could be taken for one of those.
+   */
+  private canStart(): boolean {
+    if (this.inFlight.size === 0) return true;
+    if (this.alone || this.inFlight.size >= this.o.maxInFlight) return false;
+    return !this.o.parts.some((p) => p.needsFollowUp?.());
+  }
+
+  /** Runs `fn` inside a savepoint of `write`: rolled back alone when it throws. */
+  async savepoint<T>(write: PgWrite, fn: (tx: WriteTx) => Promise<T>): Promise<T> {
+    const outer = write.followUps;
+    write.followUps = [];
+    const marks = this.marks(write.tick);
+    write.tick.begin();
+    try {
+      const value = await fn(write);
+      write.tick.keep();
+      outer.push(...write.followUps);
+      return value;
+    } catch (error) {
+      write.tick.undo();
+      this.rollbackParts(write.tick, marks);
+      runFollowUps(write.followUps, false);
+      throw error;
+    } finally {
+      write.followUps = outer;
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight) return;
+    if (this.scheduled || this.closed) return;
     this.scheduled = true;
+    // Every write requested in this turn of the event loop joins the tick.
     setImmediate(() => {
       this.scheduled = false;
-      if (!this.inFlight) void this.tick();
+      if (this.pending.length > 0 && this.canStart()) this.startTick();
     });
   }
 
-  /** A write outside any tick (start-up fixtures): a transaction of its own, committed before it returns. */
-  private runAlone<T>(fn: () => T): T {
-    // A transaction begun ahead is this one now: the writer's connection runs one at a time.
-    const tx = this.scope.takeNext();
-    const followUps: FollowUp[] = [];
-    this.scope.current = tx;
-    let outcome: Outcome;
-    try {
-      outcome = this.runWrites(tx, [fn], followUps)[0]!;
-      this.scope.current = null;
-      if (outcome!.ok) {
-        for (const part of this.parts) part.apply?.(tx);
-        tx.commitNow();
-      }
-    } catch (error) {
-      outcome = { ok: false, error };
-    } finally {
-      this.scope.current = null;
-    }
-    if (!outcome!.ok) {
-      void tx.rollback();
-      for (const part of this.parts) part.finish?.(false);
-      runFollowUps(followUps, false);
-      throw outcome!.error;
-    }
-    for (const part of this.parts) part.finish?.(true);
-    runFollowUps(followUps, true);
-    return outcome!.value as T;
-  }
-
-  /** Runs writes in the transaction, each undone alone when it throws. Returns their outcomes. */
-  private runWrites(tx: TickTransaction, writes: Array<() => unknown>, followUps: FollowUp[]): Outcome[] {
-    const outcomes: Outcome[] = [];
-    for (const write of writes) {
-      const marks = this.parts.map((p) => p.mark?.() ?? 0);
-      this.scope.followUps = [];
-      tx.begin();
-      try {
-        const value = write();
-        tx.keep();
-        outcomes.push({ ok: true, value });
-        followUps.push(...this.scope.followUps);
-      } catch (error) {
-        tx.undo();
-        this.parts.forEach((p, i) => p.rollback?.(marks[i]!));
-        runFollowUps(this.scope.followUps, false);
-        outcomes.push({ ok: false, error });
-      } finally {
-        this.scope.followUps = null;
-      }
-    }
-    return outcomes;
-  }
-
-  private tick(): Promise<void> {
+  private startTick(): void {
     const batch = this.pending;
     this.pending = [];
-    this.early = 0;
-    this.inFlightWrites = batch.length;
-    const work = this.commitTick(batch).finally(() => {
-      this.inFlight = null;
-      this.inFlightWrites = 0;
+    this.inFlightWrites += batch.length;
+    const alone = this.o.parts.some((p) => p.needsFollowUp?.());
+    if (alone) this.alone = true;
+    const work: Promise<void> = this.commitTick(batch).finally(() => {
+      this.inFlight.delete(work);
+      if (alone) this.alone = false;
       if (this.pending.length > 0) this.schedule();
     });
-    this.inFlight = work;
-    return work;
+    this.inFlight.add(work);
+  }
+
+  private marks(tick: TickTransaction): number[] {
+    return this.o.parts.map((p) => p.mark?.(tick) ?? 0);
+  }
+
+  private rollbackParts(tick: TickTransaction, marks: number[]): void {
+    this.o.parts.forEach((p, i) => p.rollback?.(tick, marks[i]!));
+  }
+
+  /** Runs the writes in the tick's transaction, each undone alone when it throws. */
+  private async runWrites(tick: TickTransaction, batch: PendingWrite[]): Promise<{ outcomes: Outcome[]; writes: PgWrite[] }> {
+    const outcomes: Outcome[] = [];
+    const writes: PgWrite[] = [];
+    for (const [n, item] of batch.entries()) {
+      const marks = this.marks(tick);
+      const write = new PgWrite(this, tick, n);
+      writes.push(write);
+      tick.beginWrite(n);
+      let outcome: Outcome;
+      try {
+        outcome = { ok: true, value: await item.write(write) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      if (outcome.ok && tick.settlesAlone) for (const part of this.o.parts) part.endWrite?.(tick, n, write.sql);
+      // A statement of the write PostgreSQL refused once it ended fails it too.
+      const refused = await tick.endWrite(outcome.ok);
+      if (refused) outcome = { ok: false, error: refused };
+      if (!outcome.ok) {
+        this.rollbackParts(tick, marks);
+        runFollowUps(write.followUps, false);
+        write.followUps = [];
+      }
+      outcomes.push(outcome);
+    }
+    return { outcomes, writes };
   }
 
   /**
-   * A failed tick may have committed after all (the connection broke during COMMIT): its claims are
-   * then held by no attempt until a later tick releases them. Nothing else may write on this node
-   * for a long time (a publish that claimed at once is not retried), so an empty tick goes soon.
+   * A failed tick may have committed after all (the connection broke during COMMIT): its claims
+   * are then held by no attempt until a later tick releases them. Nothing else may write on this
+   * node for a long time (a publish that claimed at once is not retried), so an empty tick goes soon.
    */
   private followUpIfNeeded(): void {
-    if (this.closed || this.followUpTimer || !this.parts.some((p) => p.needsFollowUp?.())) return;
+    if (this.closed || this.followUpTimer || !this.o.parts.some((p) => p.needsFollowUp?.())) return;
     this.followUpTimer = setTimeout(() => {
       this.followUpTimer = null;
-      if (!this.closed) void this.run(() => undefined).catch(() => {});
+      if (!this.closed) void this.run(async () => undefined).catch(() => {});
     }, FOLLOW_UP_MS);
   }
 
   private async commitTick(batch: PendingWrite[]): Promise<void> {
-    if (batch.length === 0) return;
-    const followUps: FollowUp[] = [];
-    const tx = this.scope.takeNext();
-    let outcomes: Outcome[] = [];
+    let conn: Awaited<ReturnType<SQL["reserve"]>> | null = null;
+    let tick: TickTransaction | null = null;
+    let ran: { outcomes: Outcome[]; writes: PgWrite[] } = { outcomes: [], writes: [] };
     try {
-      this.scope.current = tx;
-      try {
-        for (const part of this.parts) part.begin?.(tx);
-        outcomes = this.runWrites(
-          tx,
-          batch.map((b) => b.write),
-          followUps,
-        );
-        for (const part of this.parts) part.apply?.(tx);
-        this.beforeCommit(tx);
-      } finally {
-        this.scope.current = null;
-      }
-      await tx.commit();
+      conn = await this.o.pool.reserve();
+      const flushEnded = () => {
+        for (const part of this.o.parts) part.flushEnded?.(opened, sql);
+      };
+      const opened: TickTransaction = new TickTransaction(conn, flushEnded);
+      const sql = sqlIn(opened);
+      tick = opened;
+      for (const part of this.o.parts) part.begin?.(tick, sql);
+      ran = await this.runWrites(tick, batch);
+      // Writes PostgreSQL refused after they ended leave nothing for the commit either.
+      for (const n of tick.failedWrites.keys()) for (const part of this.o.parts) part.drop?.(tick, n);
+      for (const part of this.o.parts) await part.apply?.(tick, sql);
+      this.o.beforeCommit(tick, sql);
+      await tick.commit();
     } catch (error) {
-      // The next tick's transaction may have begun behind this one on the connection (a read sent
-      // ahead): it is rolled back too, in order, and that tick begins anew.
-      const ahead = this.scope.takeBegunAhead();
-      const rolledBack = tx.rollback();
-      await Promise.all([rolledBack, ahead?.discard()]);
-      this.inFlightWrites = 0;
-      for (const part of this.parts) part.finish?.(false);
-      runFollowUps(followUps, false);
-      const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
-      for (const item of batch) item.reject(failure);
-      this.counts.failedCommits++;
-      this.followUpIfNeeded();
+      if (tick) await tick.rollback();
+      conn?.release();
+      this.failTick(tick, batch, ran.writes, error);
       return;
     }
+    conn.release();
+    // Writes that ended well but whose statements PostgreSQL refused later: undone alone.
+    for (const [n, error] of tick.failedWrites) {
+      for (const part of this.o.parts) part.drop?.(tick, n);
+      runFollowUps(ran.writes[n]!.followUps, false);
+      ran.writes[n]!.followUps = [];
+      ran.outcomes[n] = { ok: false, error };
+    }
     this.counts.commits++;
-    for (const outcome of outcomes) if (outcome.ok) this.counts.writes++;
+    for (const outcome of ran.outcomes) {
+      if (outcome.ok) this.counts.writes++;
+      else if (isStorageUnavailable(outcome.error)) this.counts.refusedWrites++;
+    }
     // Settled before anyone hears of it: a caller resumed by this commit (the idle probe) must not
     // count these writes as still pending.
-    this.inFlightWrites = 0;
-    for (const part of this.parts) part.finish?.(true);
-    runFollowUps(followUps, true);
+    this.inFlightWrites -= batch.length;
+    for (const part of this.o.parts) part.finish?.(tick, true);
+    for (const write of ran.writes) runFollowUps(write.followUps, true);
     for (const observe of this.committedObservers) observe();
     batch.forEach((item, i) => {
-      const outcome = outcomes[i]!;
+      const outcome = ran.outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.error);
     });
+  }
+
+  private failTick(tick: TickTransaction | null, batch: PendingWrite[], writes: PgWrite[], error: unknown): void {
+    this.inFlightWrites -= batch.length;
+    if (tick) for (const part of this.o.parts) part.finish?.(tick, false);
+    for (const write of writes) runFollowUps(write.followUps, false);
+    const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
+    for (const item of batch) item.reject(failure);
+    this.counts.failedCommits++;
+    this.followUpIfNeeded();
   }
 }

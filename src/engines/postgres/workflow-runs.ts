@@ -1,13 +1,13 @@
 import type { SQL } from "bun";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { RunRecord, StepDeliveryState, StepDetails, StepEntry, StepError } from "../../workflows/model.ts";
 import { errorsByMessage, runListQuery, runRowOf, stepRowOf, toRun } from "../../workflows/run-rows.ts";
-import type { RunFilter, RunStorage } from "../../workflows/storage.ts";
-import type { TickScope } from "./tick.ts";
+import type { NewStep, RetaggedStep, RunFilter, RunStorage } from "../../workflows/storage.ts";
+import { sqlOf } from "./tick.ts";
 import { num, runShared } from "./values.ts";
 import { errorRowOfPg, runRowOfPg, stepOfPg } from "./workflow-rows.ts";
 
 type Raw = Record<string, unknown>;
-type Retag = Pick<StepEntry, "accountId" | "runId" | "position" | "messageId" | "headers" | "retries" | "retryDelayExpr">;
 
 const SAVE_RUN = `UPDATE workflow_runs SET url = $3, created_at = $4, state = $5, completed_at = $6, label = $7,
   caller_ip = $8, flow_key = $9, dlq_id = $10, result = $11, data = $12, unsettled = $13, invoker_run_id = $14
@@ -47,18 +47,15 @@ const PRUNE = `WITH old AS (
  * Reads outside writes use the pool.
  */
 export class PgRunStore implements RunStorage {
-  constructor(
-    private readonly sql: SQL,
-    private readonly scope: TickScope,
-  ) {}
+  constructor(private readonly sql: SQL) {}
 
-  insertRun(run: RunRecord): void {
-    this.scope.tx.insert("workflow_runs", runRowOf(run));
+  async insertRun(tx: WriteTx, run: RunRecord): Promise<void> {
+    sqlOf(tx).insert("workflow_runs", runRowOf(run));
   }
 
-  saveRun(run: RunRecord): void {
+  async saveRun(tx: WriteTx, run: RunRecord): Promise<void> {
     const r = runRowOf(run);
-    this.scope.tx.queue(SAVE_RUN, [
+    sqlOf(tx).queue(SAVE_RUN, [
       r.account_id,
       r.run_id,
       r.url,
@@ -76,54 +73,61 @@ export class PgRunStore implements RunStorage {
     ]);
   }
 
-  getRun(accountId: string, runId: string): RunRecord | undefined {
-    const [row] = this.scope.tx.query(GET_RUN, [accountId, runId]);
+  async getRun(tx: WriteTx, accountId: string, runId: string): Promise<RunRecord | undefined> {
+    const [row] = await sqlOf(tx).query(GET_RUN, [accountId, runId]);
     return row ? toRun(runRowOfPg(row)) : undefined;
   }
 
-  appendStep(entry: Omit<StepEntry, "position" | "state"> & { state?: StepDeliveryState }): number {
-    const tx = this.scope.tx;
+  async appendStep(tx: WriteTx, entry: NewStep): Promise<number> {
+    const sql = sqlOf(tx);
     // The run is locked first, in a statement of its own: the end of its list is then read in a
     // statement that sees what a write of another node that held the lock committed.
-    tx.queue(LOCK_RUN, [entry.accountId, entry.runId]);
-    const [end] = tx.query(NEXT_POSITION, [entry.accountId, entry.runId]);
+    sql.queue(LOCK_RUN, [entry.accountId, entry.runId]);
+    const [end] = await sql.query(NEXT_POSITION, [entry.accountId, entry.runId]);
     const position = num(end?.n ?? 0);
     // As on SQLite, a new entry has no next delivery time.
     const { next_delivery_at: _, ...row } = stepRowOf({ ...entry, position, state: entry.state ?? "PENDING" });
-    tx.insert("workflow_steps", row);
+    sql.insert("workflow_steps", row);
     return position;
   }
 
-  firstStep(accountId: string, runId: string): StepEntry | undefined {
-    const [row] = this.scope.tx.query(FIRST_STEP, [accountId, runId]);
+  async firstStep(tx: WriteTx, accountId: string, runId: string): Promise<StepEntry | undefined> {
+    const [row] = await sqlOf(tx).query(FIRST_STEP, [accountId, runId]);
     return row ? stepOfPg(row) : undefined;
   }
 
-  steps(accountId: string, runId: string): StepEntry[] {
-    return this.scope.tx.query(STEPS, [accountId, runId]).map(stepOfPg);
+  async steps(tx: WriteTx, accountId: string, runId: string): Promise<StepEntry[]> {
+    return (await sqlOf(tx).query(STEPS, [accountId, runId])).map(stepOfPg);
   }
 
-  stepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined {
-    const [row] = this.scope.tx.query(STEP_OF_MESSAGE, [messageId, accountId, runId]);
+  async stepOfMessage(tx: WriteTx, accountId: string, runId: string, messageId: string) {
+    const [row] = await sqlOf(tx).query(STEP_OF_MESSAGE, [messageId, accountId, runId]);
     return row ? stepOfPg(row) : undefined;
   }
 
-  retagStep(e: Retag): void {
+  async retagStep(tx: WriteTx, e: RetaggedStep): Promise<void> {
     const { accountId, runId, position, messageId, headers, retries, retryDelayExpr } = e;
     const params = [messageId, JSON.stringify(headers), retries, retryDelayExpr ?? null, accountId, runId, position];
-    this.scope.tx.queue(RETAG_STEP, params);
+    sqlOf(tx).queue(RETAG_STEP, params);
   }
 
-  setDelivery(accountId: string, runId: string, messageId: string, state: StepDeliveryState, nextDeliveryAt?: number): void {
-    this.scope.tx.queue(SET_DELIVERY, [state, nextDeliveryAt ?? null, accountId, runId, messageId]);
+  async setDelivery(
+    tx: WriteTx,
+    accountId: string,
+    runId: string,
+    messageId: string,
+    state: StepDeliveryState,
+    nextDeliveryAt?: number,
+  ): Promise<void> {
+    sqlOf(tx).queue(SET_DELIVERY, [state, nextDeliveryAt ?? null, accountId, runId, messageId]);
   }
 
-  setDetails(accountId: string, runId: string, messageId: string, details: StepDetails): void {
-    this.scope.tx.queue(SET_DETAILS, [JSON.stringify(details), accountId, runId, messageId]);
+  async setDetails(tx: WriteTx, accountId: string, runId: string, messageId: string, details: StepDetails) {
+    sqlOf(tx).queue(SET_DETAILS, [JSON.stringify(details), accountId, runId, messageId]);
   }
 
-  addError(accountId: string, runId: string, messageId: string, e: StepError): void {
-    this.scope.tx.insert("workflow_step_errors", {
+  async addError(tx: WriteTx, accountId: string, runId: string, messageId: string, e: StepError): Promise<void> {
+    sqlOf(tx).insert("workflow_step_errors", {
       account_id: accountId,
       run_id: runId,
       message_id: messageId,
@@ -135,12 +139,12 @@ export class PgRunStore implements RunStorage {
     });
   }
 
-  deleteRun(accountId: string, runId: string): void {
-    this.scope.tx.queue(DELETE_RUN, [accountId, runId]);
+  async deleteRun(tx: WriteTx, accountId: string, runId: string): Promise<void> {
+    sqlOf(tx).queue(DELETE_RUN, [accountId, runId]);
   }
 
-  deleteAccount(accountId: string): void {
-    this.scope.tx.queue(DELETE_ACCOUNT, [accountId]);
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    sqlOf(tx).queue(DELETE_ACCOUNT, [accountId]);
   }
 
   async readRun(accountId: string, runId: string): Promise<RunRecord | undefined> {

@@ -1,8 +1,10 @@
 import type { SQL } from "bun";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { Waiter } from "../../workflows/model.ts";
 import { waiterRowOf, type StoredWaiter } from "../../workflows/run-rows.ts";
 import type { WaitStorage } from "../../workflows/storage.ts";
-import type { TickPart, TickScope } from "./tick.ts";
+import { sqlOf, writeOf, type TickPart } from "./tick.ts";
+import type { TickTransaction } from "./tick-tx.ts";
 import { bytes, numOrNull } from "./values.ts";
 import { waiterOfPg } from "./workflow-rows.ts";
 
@@ -28,57 +30,57 @@ const DELETE_ACCOUNT = `WITH w AS (DELETE FROM workflow_waiters WHERE account_id
  * deadline may be theirs to fire.
  */
 export class PgWaitStore implements WaitStorage, TickPart {
-  private inserted = false;
+  /** Ticks in flight that stored waiters (the other nodes are told with their commit). */
+  private readonly inserted = new WeakSet<TickTransaction>();
 
-  constructor(
-    private readonly sql: SQL,
-    private readonly scope: TickScope,
-  ) {}
+  constructor(private readonly sql: SQL) {}
 
-  /** The tick being committed stored waiters (read before its commit). */
-  get waitersChangedInTick(): boolean {
-    return this.inserted;
+  /** The tick stored waiters (read before its commit). */
+  waitersChangedIn(tick: TickTransaction): boolean {
+    return this.inserted.has(tick);
   }
 
-  finish(): void {
-    this.inserted = false;
+  finish(tick: TickTransaction): void {
+    this.inserted.delete(tick);
   }
 
-  insert(w: Waiter): void {
-    this.scope.tx.insert("workflow_waiters", waiterRowOf(w));
-    this.inserted = true;
+  async insert(tx: WriteTx, w: Waiter): Promise<void> {
+    sqlOf(tx).insert("workflow_waiters", waiterRowOf(w));
+    this.inserted.add(writeOf(tx).tick);
   }
 
-  waiting(accountId: string, eventId: string, runId?: string): StoredWaiter[] {
-    const tx = this.scope.tx;
-    if (runId === undefined) return tx.query(WAITING, [accountId, eventId]).map(waiterOfPg);
-    return tx.query(WAITING_OF_RUN, [accountId, runId, eventId]).map(waiterOfPg);
+  async waiting(tx: WriteTx, accountId: string, eventId: string, runId?: string): Promise<StoredWaiter[]> {
+    const rows =
+      runId === undefined
+        ? await sqlOf(tx).query(WAITING, [accountId, eventId])
+        : await sqlOf(tx).query(WAITING_OF_RUN, [accountId, runId, eventId]);
+    return rows.map(waiterOfPg);
   }
 
-  delete(id: number): boolean {
-    return this.scope.tx.query("DELETE FROM workflow_waiters WHERE id = $1 RETURNING id", [id]).length > 0;
+  async delete(tx: WriteTx, id: number): Promise<boolean> {
+    return (await sqlOf(tx).query("DELETE FROM workflow_waiters WHERE id = $1 RETURNING id", [id])).length > 0;
   }
 
-  due(nowMs: number, limit: number): StoredWaiter[] {
-    return this.scope.tx.query(DUE, [nowMs, limit]).map(waiterOfPg);
+  async due(tx: WriteTx, nowMs: number, limit: number): Promise<StoredWaiter[]> {
+    return (await sqlOf(tx).query(DUE, [nowMs, limit])).map(waiterOfPg);
   }
 
-  keep(accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number): void {
+  async keep(tx: WriteTx, accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number) {
     const row = { account_id: accountId, run_id: runId, event_id: eventId, created_at: nowMs, data };
-    this.scope.tx.insert("workflow_kept_events", row);
+    sqlOf(tx).insert("workflow_kept_events", row);
   }
 
-  takeKept(accountId: string, runId: string, eventId: string): Uint8Array | undefined {
-    const [row] = this.scope.tx.query(TAKE_KEPT, [accountId, runId, eventId]);
+  async takeKept(tx: WriteTx, accountId: string, runId: string, eventId: string): Promise<Uint8Array | undefined> {
+    const [row] = await sqlOf(tx).query(TAKE_KEPT, [accountId, runId, eventId]);
     return row ? bytes(row.data) : undefined;
   }
 
-  deleteRun(accountId: string, runId: string): void {
-    this.scope.tx.queue(DELETE_RUN, [accountId, runId]);
+  async deleteRun(tx: WriteTx, accountId: string, runId: string): Promise<void> {
+    sqlOf(tx).queue(DELETE_RUN, [accountId, runId]);
   }
 
-  deleteAccount(accountId: string): void {
-    this.scope.tx.queue(DELETE_ACCOUNT, [accountId]);
+  async deleteAccount(tx: WriteTx, accountId: string): Promise<void> {
+    sqlOf(tx).queue(DELETE_ACCOUNT, [accountId]);
   }
 
   async readWaiting(accountId: string, eventId: string): Promise<StoredWaiter[]> {

@@ -8,6 +8,7 @@ import {
   type RequestCountStorage,
 } from "../../accounts/storage.ts";
 import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 
 /** Accounts on SQLite. */
 export class SqliteAccountStore implements AccountStorage {
@@ -17,14 +18,14 @@ export class SqliteAccountStore implements AccountStorage {
     this.selectAll = db.prepare<AccountRow, []>("SELECT * FROM accounts");
   }
 
-  all(): AccountRow[] {
+  async all(): Promise<AccountRow[]> {
     return this.selectAll.all();
   }
-  upsert(row: AccountRow): AccountRow {
+  async upsert(_tx: WriteTx, row: AccountRow): Promise<AccountRow> {
     const { text, params } = accountUpsert(row, sqlitePlaceholder);
     return this.db.query<AccountRow, SqlValue[]>(text).get(...params)!;
   }
-  rotateKeys(id: string, next: string): AccountRow | undefined {
+  async rotateKeys(_tx: WriteTx, id: string, next: string): Promise<AccountRow | undefined> {
     const { text, params } = accountRotation(id, next, sqlitePlaceholder);
     return this.db.query<AccountRow, SqlValue[]>(text).get(...params) ?? undefined;
   }
@@ -40,12 +41,12 @@ export class SqliteRequestCounts implements RequestCountStorage {
 
   constructor(private readonly db: Database) {}
 
-  countRequest(accountId: string, second: number): number {
+  async countRequest(accountId: string, second: number): Promise<number> {
     let window = this.seconds.get(accountId);
     if (!window || window.second !== second) this.seconds.set(accountId, (window = { second, count: 0 }));
     return ++window.count;
   }
-  addMessages(accountId: string, day: number, n: number): number {
+  async addMessages(_tx: WriteTx, accountId: string, day: number, n: number): Promise<number> {
     const { text, params } = addToWindow(accountId, "messages", day, n, sqlitePlaceholder);
     return this.db.query<{ count: number }, SqlValue[]>(text).get(...params)!.count - n;
   }

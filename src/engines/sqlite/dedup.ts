@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { DedupStorage } from "../../dedup/storage.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 
 /** Deduplication keys of recently published messages, each with the id of the first message. */
 export class SqliteDedupStore implements DedupStorage {
@@ -20,16 +21,16 @@ export class SqliteDedupStore implements DedupStorage {
   }
 
   /** The original message id, while the key's window is open. */
-  find(accountId: string, key: string, nowMs: number): string | undefined {
+  async find(_tx: WriteTx, accountId: string, key: string, nowMs: number): Promise<string | undefined> {
     return this.findStmt.get(accountId, key, nowMs)?.message_id;
   }
-  remember(accountId: string, key: string, messageId: string, expiresAt: number): void {
+  async remember(_tx: WriteTx, accountId: string, key: string, messageId: string, expiresAt: number): Promise<void> {
     this.rememberStmt.run(accountId, key, messageId, expiresAt);
   }
-  prune(nowMs: number): number {
+  async prune(_tx: WriteTx, nowMs: number): Promise<number> {
     return this.pruneStmt.run(nowMs).changes;
   }
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.deleteAccountStmt.run(accountId);
   }
 }

@@ -4,6 +4,7 @@ import type { DlqEntry } from "../../dlq/model.ts";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
 import type { FailureCallbackState } from "../../model/message.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { Where } from "../../store/where.ts";
 
 /** The DLQ on SQLite. */
@@ -27,48 +28,71 @@ export class SqliteDlqStore implements DlqStorage {
     this.countStmt = db.prepare<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM dlq WHERE account_id = ?");
   }
 
-  insert(entry: Omit<DlqEntry, "seq">): void {
+  async insert(_tx: WriteTx, entry: Omit<DlqEntry, "seq">): Promise<void> {
     this.insertStmt.run(dlqRowOf(entry));
   }
 
-  get(accountId: string, dlqId: string): DlqEntry | undefined {
+  async get(_tx: WriteTx, accountId: string, dlqId: string): Promise<DlqEntry | undefined> {
+    return this.getNow(accountId, dlqId);
+  }
+
+  async read(accountId: string, dlqId: string): Promise<DlqEntry | undefined> {
+    return this.getNow(accountId, dlqId);
+  }
+
+  private getNow(accountId: string, dlqId: string): DlqEntry | undefined {
     const row = this.getStmt.get(dlqId, accountId);
     return row ? toEntry(row) : undefined;
   }
 
-  read(accountId: string, dlqId: string): DlqEntry | undefined {
-    return this.get(accountId, dlqId);
-  }
-
-  delete(accountId: string, dlqId: string): boolean {
+  async delete(_tx: WriteTx, accountId: string, dlqId: string): Promise<boolean> {
     return this.deleteStmt.run(dlqId, accountId).changes > 0;
   }
 
-  setFailureFunctionState(accountId: string, dlqId: string, state: FailureCallbackState): void {
+  async setFailureFunctionState(
+    _tx: WriteTx,
+    accountId: string,
+    dlqId: string,
+    state: FailureCallbackState,
+  ): Promise<void> {
     this.failureStateStmt.run(state, dlqId, accountId);
   }
 
-  exists(dlqId: string): boolean {
+  async exists(_tx: WriteTx, dlqId: string): Promise<boolean> {
     return this.existsStmt.get(dlqId) !== null;
   }
 
-  count(accountId: string): number {
+  async count(accountId: string): Promise<number> {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. Rows are read as they are taken. */
-  *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<DlqEntry> {
+  async newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Iterable<DlqEntry>> {
+    return this.newestRows(accountId, f, beforeSeq, limit);
+  }
+
+  private *newestRows(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<DlqEntry> {
     const { sql, params } = this.where(accountId, f).add("seq", "<", beforeSeq ?? undefined).select("dlq", "seq DESC", limit);
     for (const row of this.db.query<DlqRow, Record<string, string | number>>(sql).iterate(params)) yield toEntry(row);
   }
 
   /** Oldest first, after `afterSeq`: the order bulk operations act in. */
-  oldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
-    return this.select(this.where(accountId, f).add("seq", ">", afterSeq ?? undefined), "seq", limit);
+  async oldest(
+    _tx: WriteTx,
+    accountId: string,
+    f: Filter,
+    afterSeq: number | null,
+    limit: number,
+  ): Promise<DlqEntry[]> {
+    return this.oldestNow(accountId, f, afterSeq, limit);
   }
 
-  readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
-    return this.oldest(accountId, f, afterSeq, limit);
+  async readOldest(accountId: string, f: Filter, afterSeq: number | null, limit: number): Promise<DlqEntry[]> {
+    return this.oldestNow(accountId, f, afterSeq, limit);
+  }
+
+  private oldestNow(accountId: string, f: Filter, afterSeq: number | null, limit: number): DlqEntry[] {
+    return this.select(this.where(accountId, f).add("seq", ">", afterSeq ?? undefined), "seq", limit);
   }
 
   private where(accountId: string, f: Filter): Where {
@@ -81,11 +105,11 @@ export class SqliteDlqStore implements DlqStorage {
   }
 
   /** Drops entries that failed before `beforeMs` (plan retention), for one account. */
-  prune(accountId: string, beforeMs: number): number {
+  async prune(accountId: string, beforeMs: number): Promise<number> {
     return this.db.query("DELETE FROM dlq WHERE account_id = ? AND failed_at < ?").run(accountId, beforeMs).changes;
   }
 
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.db.query("DELETE FROM dlq WHERE account_id = ?").run(accountId);
   }
 }

@@ -1,8 +1,9 @@
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import type { Filter } from "../../filters/filter.ts";
 import { applyFilter } from "../../filters/sql.ts";
 import type { EventRecord } from "../../logs/model.ts";
 import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventStorage } from "../../logs/storage.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { Where } from "../../store/where.ts";
 import type { SharedBodies } from "./bodies.ts";
 import type { TickPart } from "./group-commit.ts";
@@ -16,6 +17,9 @@ const WIDTH = COLUMNS.length;
 /** Rows per INSERT, largest first: a tick's entries go in a few statements, each prepared once. */
 const CHUNKS = [32, 8, 1] as const;
 
+/** A stored log entry, with its position. */
+type Entry = EventRecord & { seq: number };
+
 /** A reset's deletion of an account's entries, waiting in line with the entries of its tick. */
 class DeleteAccount {
   constructor(readonly accountId: string) {}
@@ -23,12 +27,13 @@ class DeleteAccount {
 
 /**
  * The event log on SQLite; a CREATED entry shares its message's stored body. One row per message
- * transition makes it the hottest insert: the entries of a tick's writes wait here (dropped with a
- * write that fails) and go in just before the tick's COMMIT as multi-row INSERTs, in the order
- * they were appended. Nothing reads the log inside a write (a reset's deletion waits in line too).
+ * transition makes it the hottest insert: the entries of a write wait here (dropped with a write, or a
+ * part of one, that fails) and go in as one multi-row INSERT when it ends, inside its savepoint
+ * (a refused entry fails its write alone), in the order they were appended. Nothing reads the log
+ * inside a write (a reset's deletion waits in line too).
  */
 export class SqliteEventStore implements EventStorage, TickPart {
-  private readonly insertStmts: ReadonlyMap<number, ReturnType<Database["prepare"]>>;
+  private readonly insertStmts: ReadonlyMap<number, Statement<unknown, Value[]>>;
   /**
    * The values of the entries waiting for the commit, one after the other (WIDTH each): a chunk's
    * parameters are then one slice of it, with no array per entry built and flattened again.
@@ -46,10 +51,10 @@ export class SqliteEventStore implements EventStorage, TickPart {
   ) {
     const row = `(${COLUMNS.map(() => "?").join(", ")})`;
     const insertOf = (n: number) => `INSERT INTO events (${COLUMNS.join(", ")}) VALUES ${Array(n).fill(row).join(", ")}`;
-    this.insertStmts = new Map(CHUNKS.map((n) => [n, db.prepare(insertOf(n))]));
+    this.insertStmts = new Map(CHUNKS.map((n) => [n, db.prepare<unknown, Value[]>(insertOf(n))]));
   }
 
-  append(e: EventRecord): void {
+  async append(_tx: WriteTx, e: EventRecord): Promise<void> {
     const shared = e.state === "CREATED" && e.body ? this.bodies.sharedBy(e.messageId, e.body) : null;
     const r = eventRowOf(e);
     // What the table's NOT NULL columns would refuse fails this write now, not the whole tick later.
@@ -76,6 +81,10 @@ export class SqliteEventStore implements EventStorage, TickPart {
     this.pending = [];
     this.deletes = false;
   }
+  /** The entries of the write that ended go in within its savepoint: a refused one fails that write alone. */
+  endWrite(): void {
+    this.apply();
+  }
   apply(): void {
     const values = this.pending;
     const deletes = this.deletes;
@@ -97,25 +106,26 @@ export class SqliteEventStore implements EventStorage, TickPart {
     this.insert(values, from, values.length);
   }
 
-  /**
-   * Inserts the entries whose values are `values[from..to)`. An array given as the one argument
-   * binds its items in order (bun:sqlite; its typings know only the spread form).
-   */
+  /** Inserts the entries whose values are `values[from..to)` (no deletion among them: apply cuts there). */
   private insert(values: Array<Value | DeleteAccount>, from: number, to: number): void {
     let i = from;
     for (const n of CHUNKS) {
       const stmt = this.insertStmts.get(n)!;
-      for (const size = n * WIDTH; to - i >= size; i += size) stmt.run(values.slice(i, i + size) as never);
+      for (const size = n * WIDTH; to - i >= size; i += size) stmt.run(...(values.slice(i, i + size) as Value[]));
     }
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Array<EventRecord & { seq: number }> {
-    return [...this.newest(accountId, f, beforeSeq, limit)];
+  async list(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Array<Entry>> {
+    return [...this.rows(accountId, f, beforeSeq, limit)];
   }
 
   /** As `list`, but rows are read as they are taken (a page stops at its byte budget). */
-  *newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<EventRecord & { seq: number }> {
+  async newest(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Promise<Iterable<Entry>> {
+    return this.rows(accountId, f, beforeSeq, limit);
+  }
+
+  private *rows(accountId: string, f: Filter, beforeSeq: number | null, limit: number): Generator<Entry> {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, EVENT_FILTER_COLUMNS)
       .add("seq", "<", beforeSeq ?? undefined)
       .select("events", "seq DESC", limit);
@@ -130,7 +140,7 @@ export class SqliteEventStore implements EventStorage, TickPart {
    * Entries are appended in time order, so when the oldest one is recent enough there is nothing
    * to do: the check reads one index entry instead of walking a large log for nothing.
    */
-  prune(accountId: string, beforeMs: number, batch = 5000): number {
+  async prune(accountId: string, beforeMs: number, batch = 5000): Promise<number> {
     const oldest = this.db
       .query<{ time: number }, [string]>("SELECT time FROM events WHERE account_id = ? ORDER BY seq LIMIT 1")
       .get(accountId);
@@ -149,7 +159,7 @@ export class SqliteEventStore implements EventStorage, TickPart {
   }
 
   /** Inside a write, in line with the entries appended before and after it. */
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     if (!this.inWrite()) return this.deleteNow(accountId);
     this.pending.push(new DeleteAccount(accountId));
     this.deletes = true;

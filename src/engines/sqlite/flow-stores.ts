@@ -10,6 +10,7 @@ import {
   type KeySettingsChange,
 } from "../../flow-control/storage.ts";
 import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { dueAgainState, dueAgainStateSql, type FlowControl } from "../../model/message.ts";
 
 /** Statements over `messages` for flow control: holding and releasing a key's messages. */
@@ -45,7 +46,7 @@ export class SqliteFlowStore implements FlowStorage {
     this.releaseStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = MIN(created_at, ?) WHERE id = ?");
   }
 
-  hold(id: string): void {
+  async hold(_tx: WriteTx, id: string): Promise<void> {
     this.holdStmt.run(id);
   }
   /** The key's `limit` oldest held messages. */
@@ -53,28 +54,32 @@ export class SqliteFlowStore implements FlowStorage {
     return this.oldestHeldStmt.all(accountId, key, limit);
   }
 
-  releaseHeld(accountId: string, key: string, count: number, nowMs: number): number {
+  async releaseHeld(_tx: WriteTx, accountId: string, key: string, count: number, nowMs: number): Promise<number> {
     const next = this.oldestHeld(accountId, key, count);
     for (const m of next) this.releaseStmt.run(dueAgainState(m.retried), nowMs, m.id);
     return next.length;
   }
   /** Released inline: a claim later in the same transaction sees them due. */
-  unseenReleases(): number {
+  async unseenReleases(): Promise<number> {
     return 0;
   }
+  /** One writer: a release is seen at once. */
+  async behindHeld(): Promise<boolean> {
+    return false;
+  }
   /** Every held message is due again at `nowMs`; returns how many. */
-  releaseAll(nowMs: number): number {
+  async releaseAll(_tx: WriteTx, nowMs: number): Promise<number> {
     return this.releaseAllStmt.run(nowMs).changes;
   }
-  heldCount(accountId: string, key: string): number {
+  async heldCount(accountId: string, key: string): Promise<number> {
     return this.heldCountStmt.get(accountId, key)?.n ?? 0;
   }
   /** Keys of the account's live messages. */
-  keys(accountId: string): string[] {
+  async keys(accountId: string): Promise<string[]> {
     return this.keysStmt.all(accountId).map((r) => r.key);
   }
   /** The limits carried by the key's most recent live message. */
-  latestLimits(accountId: string, key: string): FlowControl | undefined {
+  async latestLimits(accountId: string, key: string): Promise<FlowControl | undefined> {
     const row = this.latestStmt.get(accountId, key);
     return row ? readFlow(row.extra).flow : undefined;
   }
@@ -92,25 +97,25 @@ export class SqliteFlowKeyStore implements FlowKeyStorage {
     this.clearStartsStmt = db.prepare("DELETE FROM flow_rate_starts WHERE account_id = ? AND key = ?");
   }
 
-  all(): Array<{ accountId: string; key: string; settings: KeySettings }> {
+  async all(): Promise<Array<{ accountId: string; key: string; settings: KeySettings }>> {
     return this.db
       .query<FlowKeyRow, []>("SELECT * FROM flow_keys")
       .all()
       .map((r) => ({ accountId: r.account_id, key: r.key, settings: keySettingsOf(r) }));
   }
 
-  change(accountId: string, key: string, change: KeySettingsChange): KeySettings {
+  async change(_tx: WriteTx, accountId: string, key: string, change: KeySettingsChange): Promise<KeySettings> {
     const { text, params } = keySettingsChange(accountId, key, change, sqlitePlaceholder);
     return keySettingsOf(this.db.query<FlowKeyRow, SqlValue[]>(text).get(...params)!);
   }
 
   /** A delivery of a rate-limited key started at `startedAt`; it counts until `countsUntil`. */
-  addStart(accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number): void {
+  async addStart(_tx: WriteTx, accountId: string, key: string, startedAt: number, countsUntil: number, nowMs: number) {
     this.pruneStartsStmt.run(accountId, key, nowMs);
     this.addStartStmt.run(accountId, key, startedAt, countsUntil);
   }
 
-  clearStarts(accountId: string, key: string): void {
+  async clearStarts(_tx: WriteTx, accountId: string, key: string): Promise<void> {
     this.clearStartsStmt.run(accountId, key);
   }
 
@@ -130,7 +135,7 @@ export class SqliteFlowKeyStore implements FlowKeyStorage {
     return [...byKey.values()];
   }
 
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.db.query("DELETE FROM flow_keys WHERE account_id = ?").run(accountId);
     this.db.query("DELETE FROM flow_rate_starts WHERE account_id = ?").run(accountId);
   }

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { unavailable } from "../../core/errors.ts";
-import { runFollowUps, type CommitCounts, type Transactor } from "../../store/transactor.ts";
+import { isStorageUnavailable, type StorageFailure } from "../../store/errors.ts";
+import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
 
 /**
  * A store that keeps some of a tick's rows in memory and writes them just before the COMMIT (one
@@ -10,6 +11,11 @@ import { runFollowUps, type CommitCounts, type Transactor } from "../../store/tr
 export interface TickPart {
   mark(): number;
   rollback(mark: number): void;
+  /**
+   * Writes what the write that just ended left here, inside its savepoint: a row SQLite refuses
+   * fails that write alone.
+   */
+  endWrite?(): void;
   /** Writes what the tick's writes left here, inside the tick's transaction, before its COMMIT. */
   apply(): void;
   /** The tick failed as a whole: nothing of it is stored. */
@@ -17,9 +23,55 @@ export interface TickPart {
 }
 
 interface PendingWrite {
-  write: () => unknown;
+  write: Write<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+type FollowUp = (committed: boolean) => void;
+
+/** A statement SQLite refused (a constraint, a trigger): the write is not stored, as on PostgreSQL. */
+export class SqliteRefusal extends Error implements StorageFailure {
+  readonly storageUnavailable = true;
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A write's error: SQLite's refusal of one of its statements as a storage failure (503), anything else as it is. */
+function refusal(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !code.startsWith("SQLITE_") || isStorageUnavailable(error)) return error;
+  return new SqliteRefusal(String((error as Error).message), code);
+}
+
+/** Thrown into a write that awaited something other than its stores: the tick would have let other I/O in. */
+export class WriteAwaitedIoError extends Error {
+  constructor() {
+    super("a write awaited something other than its stores (a timer, a request): SQLite keeps its transaction on one turn");
+  }
+}
+
+/**
+ * A write of the SQLite group commit, as its stores get it. SQLite runs on this thread: the
+ * stores answer at once (their promises are resolved), so a tick runs from BEGIN to COMMIT in one
+ * turn of the event loop, and no other I/O callback sees it half done.
+ */
+class SqliteWrite implements WriteTx {
+  followUps: FollowUp[] = [];
+
+  constructor(private readonly commit: GroupCommit) {}
+
+  afterCommit(fn: FollowUp): void {
+    this.followUps.push(fn);
+  }
+
+  nested<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T> {
+    return this.commit.savepoint(this, fn);
+  }
 }
 
 /**
@@ -30,14 +82,14 @@ interface PendingWrite {
 export class GroupCommit implements Transactor {
   private pending: PendingWrite[] = [];
   private scheduled = false;
-  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0 };
-  /** Follow-ups registered by the write that is running now (see afterCommit). */
-  private followUps: Array<(committed: boolean) => void> | null = null;
+  /** The turn of the event loop the tick under way began in (see `sameTurn`); 0 between ticks. */
+  private turn = 0;
+  private turns = 0;
+  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0, refusedWrites: 0 };
 
-  // Prepared once: compiling these four statements again for every write cost more than a
-  // savepoint itself.
+  // Prepared once: compiling these statements again for every write cost more than a savepoint itself.
   private readonly begin;
-  private readonly savepoint;
+  private readonly save;
   private readonly release;
   private readonly commit;
   private readonly innerSavepoint;
@@ -48,57 +100,47 @@ export class GroupCommit implements Transactor {
     private readonly parts: readonly TickPart[] = [],
   ) {
     this.begin = db.prepare("BEGIN IMMEDIATE");
-    this.savepoint = db.prepare("SAVEPOINT w");
+    this.save = db.prepare("SAVEPOINT w");
     this.release = db.prepare("RELEASE w");
     this.commit = db.prepare("COMMIT");
     this.innerSavepoint = db.prepare("SAVEPOINT n");
     this.innerRelease = db.prepare("RELEASE n");
   }
 
-  /** True while a write runs (its rows may wait in a TickPart for the commit). */
+  /** True while a tick's writes run (its rows may wait in a TickPart for the commit). */
   get inWrite(): boolean {
-    return this.followUps !== null;
+    return this.turn !== 0;
   }
 
-  run<T>(write: () => T): Promise<T> {
+  run<T>(write: Write<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  /**
-   * Called inside a write: `fn(true)` runs right after the commit that stores this write, before
-   * the callers' promises resolve; `fn(false)` when this write or the commit failed (nothing of it
-   * is stored). Outside a write it runs at once with true.
-   */
-  afterCommit(fn: (committed: boolean) => void): void {
-    if (this.followUps) this.followUps.push(fn);
-    else fn(true);
+  /** Writes queued for the next commit (time control waits for them between timer steps). */
+  get pendingWrites(): number {
+    return this.pending.length;
   }
 
-  /**
-   * Runs `fn` inside a savepoint of the write under way (or a transaction of its own outside
-   * one). When it throws, its changes are rolled back, the follow-ups it registered get `false`
-   * at once (they will never be committed), and the error is rethrown to the caller, whose write
-   * goes on without it.
-   */
-  nested<T>(fn: () => T): T {
-    const outer = this.followUps;
-    if (outer === null) return this.db.transaction(fn)();
-    this.followUps = [];
+  /** Runs `fn` inside a savepoint of `write`: rolled back alone when it throws. */
+  async savepoint<T>(write: SqliteWrite, fn: (tx: WriteTx) => Promise<T>): Promise<T> {
+    const outer = write.followUps;
+    write.followUps = [];
     const marks = this.marks();
     this.innerSavepoint.run();
     try {
-      const value = fn();
+      const value = await fn(write);
+      this.sameTurn();
       this.innerRelease.run();
-      outer.push(...this.followUps);
+      outer.push(...write.followUps);
       return value;
     } catch (error) {
-      const dropped = this.followUps;
+      const dropped = write.followUps;
       // SQLite may have ended the whole transaction itself (disk full, I/O): nothing to undo here.
       if (this.db.inTransaction) {
         this.db.run("ROLLBACK TO n");
@@ -108,8 +150,16 @@ export class GroupCommit implements Transactor {
       runFollowUps(dropped, false);
       throw error;
     } finally {
-      this.followUps = outer;
+      write.followUps = outer;
     }
+  }
+
+  /**
+   * A write that awaited real I/O resumed in a later turn of the event loop than its tick began
+   * in: other callbacks ran meanwhile on the same connection, inside the open transaction.
+   */
+  private sameTurn(): void {
+    if (this.turn !== this.turns) throw new WriteAwaitedIoError();
   }
 
   private marks(): number[] | null {
@@ -120,58 +170,62 @@ export class GroupCommit implements Transactor {
     if (marks) this.parts.forEach((p, i) => p.rollback(marks[i]!));
   }
 
-  /** Writes queued for the next commit (time control waits for them between timer steps). */
-  get pendingWrites(): number {
-    return this.pending.length;
-  }
-
   /** Commits everything queued so far; also used at shutdown. */
-  flush(): void {
+  async flush(): Promise<void> {
     this.scheduled = false;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    // A new turn: a callback scheduled now runs only after this one ends (see sameTurn).
+    this.turn = ++this.turns;
+    setImmediate(() => this.turns++);
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    const followUps: Array<(committed: boolean) => void> = [];
-    const dropped: Array<(committed: boolean) => void> = [];
+    const followUps: FollowUp[] = [];
+    const dropped: FollowUp[] = [];
     try {
       this.begin.run();
       for (const item of batch) {
         const marks = this.marks();
-        this.savepoint.run();
-        this.followUps = [];
+        this.save.run();
+        const write = new SqliteWrite(this);
         try {
-          outcomes.push({ ok: true, value: item.write() });
+          const value = await item.write(write);
+          this.sameTurn();
+          for (const part of this.parts) part.endWrite?.();
           this.release.run();
-          followUps.push(...this.followUps);
+          outcomes.push({ ok: true, value });
+          followUps.push(...write.followUps);
         } catch (error) {
-          dropped.push(...this.followUps);
-          this.followUps = [];
+          dropped.push(...write.followUps);
           // SQLite ends the whole transaction itself on some errors (disk full, I/O, busy): then
           // no write of the batch is stored and every caller gets the 503 below.
           if (!this.db.inTransaction) throw error;
+          if (error instanceof WriteAwaitedIoError) throw error;
           this.db.run("ROLLBACK TO w");
           this.db.run("RELEASE w");
           this.rollbackParts(marks);
-          outcomes.push({ ok: false, error });
+          outcomes.push({ ok: false, error: refusal(error) });
         }
       }
-      this.followUps = null;
       for (const part of this.parts) part.apply();
       this.commit.run();
     } catch (error) {
-      dropped.push(...followUps, ...(this.followUps ?? []));
-      this.followUps = null;
+      dropped.push(...followUps);
       for (const part of this.parts) part.discard();
       if (this.db.inTransaction) this.db.run("ROLLBACK");
+      this.turn = 0;
       runFollowUps(dropped, false);
       const failure = unavailable(`storage unavailable: ${(error as Error).message}`);
       for (const item of batch) item.reject(failure);
       this.counts.failedCommits++;
       return;
     }
+    this.turn = 0;
     this.counts.commits++;
-    for (const outcome of outcomes) if (outcome.ok) this.counts.writes++;
+    for (const outcome of outcomes) {
+      if (outcome.ok) this.counts.writes++;
+      else if (isStorageUnavailable(outcome.error)) this.counts.refusedWrites++;
+    }
     runFollowUps(dropped, false);
     runFollowUps(followUps, true);
     batch.forEach((item, i) => {

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { SearchIndexRow, SearchStore } from "../../management/search/storage.ts";
 import type { IndexRowBase, IndexStorage } from "../../management/shared/storage.ts";
 import type { UsageFixtureLedgerStorage, VectorIndexRow, VectorStore } from "../../management/vector/storage.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 
 /** Prepared statements over one index table; search and vector indexes differ only in columns. */
 export class SqliteIndexStore<Row extends IndexRowBase> implements IndexStorage<Row> {
@@ -32,29 +33,29 @@ export class SqliteIndexStore<Row extends IndexRowBase> implements IndexStorage<
     this.deleteRow = db.prepare(`DELETE FROM ${table} WHERE account_id = ? AND id = ?`);
   }
 
-  list(accountId: string): Row[] {
+  async list(accountId: string): Promise<Row[]> {
     return this.selectByAccount.all(accountId);
   }
-  get(accountId: string, id: string): Row | null {
+  async get(_tx: WriteTx | null, accountId: string, id: string): Promise<Row | null> {
     return this.selectOne.get(accountId, id);
   }
   /** Any account's row: fixtures keep what an earlier start generated (tokens, creation time). */
-  byId(id: string): Row | null {
+  async byId(_tx: WriteTx, id: string): Promise<Row | null> {
     return this.selectById.get(id);
   }
-  idByName(accountId: string, name: string): string | null {
+  async idByName(_tx: WriteTx | null, accountId: string, name: string): Promise<string | null> {
     return this.selectByName.get(accountId, name)?.id ?? null;
   }
-  upsert(row: Row): void {
+  async upsert(_tx: WriteTx, row: Row): Promise<void> {
     this.upsertRow.run(row);
   }
-  rename(accountId: string, id: string, name: string): boolean {
+  async rename(_tx: WriteTx, accountId: string, id: string, name: string): Promise<boolean> {
     return this.updateName.run(name, accountId, id).changes > 0;
   }
-  setTokens(accountId: string, id: string, token: string, readOnlyToken: string): boolean {
+  async setTokens(_tx: WriteTx, accountId: string, id: string, token: string, readOnlyToken: string): Promise<boolean> {
     return this.updateTokens.run(token, readOnlyToken, accountId, id).changes > 0;
   }
-  delete(accountId: string, id: string): boolean {
+  async delete(_tx: WriteTx, accountId: string, id: string): Promise<boolean> {
     return this.deleteRow.run(accountId, id).changes > 0;
   }
 }
@@ -87,10 +88,10 @@ export class SqliteUsageLedger implements UsageFixtureLedgerStorage {
     this.selectKey = db.prepare<{ key: string }, [string]>("SELECT key FROM vector_usage_fixtures WHERE key = ?");
     this.insertKey = db.prepare("INSERT OR IGNORE INTO vector_usage_fixtures (key, applied_at) VALUES (?, ?)");
   }
-  seen(key: string): boolean {
+  async seen(_tx: WriteTx, key: string): Promise<boolean> {
     return this.selectKey.get(key) !== null;
   }
-  mark(key: string, nowMs: number): void {
+  async mark(_tx: WriteTx, key: string, nowMs: number): Promise<void> {
     this.insertKey.run(key, nowMs);
   }
 }

@@ -4,6 +4,7 @@ import { applyFilter } from "../../filters/sql.ts";
 import type { MessageCensus, MessageStorage } from "../../messages/storage.ts";
 import { dueAgainStateSql, type MessageRecord, type MessageState } from "../../model/message.ts";
 import { fromRow, toRow, type MessageRow } from "../../model/message-row.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import { Where } from "../../store/where.ts";
 import type { SharedBodies } from "./bodies.ts";
 
@@ -75,59 +76,68 @@ export class SqliteMessageStore implements MessageStorage {
     );
   }
 
-  insert(m: MessageRecord): void {
+  async insert(_tx: WriteTx, m: MessageRecord): Promise<void> {
     this.insertStmt.run(this.rowOf(m));
   }
   /**
    * The row goes in ACTIVE: it never enters the due index only for the claim's UPDATE to take it
    * out again (one index entry and one statement fewer per message claimed at publish).
    */
-  insertClaimed(m: MessageRecord): void {
+  async insertClaimed(_tx: WriteTx, m: MessageRecord): Promise<void> {
     const row = this.rowOf(m);
     row.state = "ACTIVE";
     row.dispatch_at = null;
     this.insertStmt.run(row);
   }
-  get(accountId: string, id: string): MessageRecord | undefined {
+  async get(_tx: WriteTx, accountId: string, id: string): Promise<MessageRecord | undefined> {
+    return this.getNow(accountId, id);
+  }
+  async read(accountId: string, id: string): Promise<MessageRecord | undefined> {
+    return this.getNow(accountId, id);
+  }
+  private getNow(accountId: string, id: string): MessageRecord | undefined {
     const row = this.getStmt.get(id, accountId);
     return row ? this.recordOf(row) : undefined;
   }
-  read(accountId: string, id: string): MessageRecord | undefined {
-    return this.get(accountId, id);
-  }
   /** One process owns every attempt: nobody hands its claims to another. */
-  stillClaimed(ids: readonly string[]): Set<string> {
+  async stillClaimed(_tx: WriteTx, ids: readonly string[]): Promise<Set<string>> {
     return new Set(ids);
   }
   /** Due messages, oldest due first; the caller claims them in the same transaction. */
-  due(nowMs: number, limit: number): MessageRecord[] {
+  async due(_tx: WriteTx, nowMs: number, limit: number): Promise<MessageRecord[]> {
     return this.dueStmt.all(nowMs, limit).map((row) => {
       if (row.shared_bytes !== null) row.body = row.shared_bytes;
       return fromRow(row);
     });
   }
-  claim(id: string): void {
+  async claim(_tx: WriteTx, id: string): Promise<void> {
     this.claimStmt.run(id);
   }
-  claimDue(ids: readonly string[]): void {
+  async claimDue(_tx: WriteTx, ids: readonly string[]): Promise<void> {
     if (ids.length < CLAIM_ALL_FROM) for (const id of ids) this.claimStmt.run(id);
     else this.claimAllStmt.run(JSON.stringify(ids));
   }
-  reschedule(id: string, state: MessageState, dispatchAt: number | null, retried: number): void {
+  async reschedule(
+    _tx: WriteTx,
+    id: string,
+    state: MessageState,
+    dispatchAt: number | null,
+    retried: number,
+  ): Promise<void> {
     this.rescheduleStmt.run(state, dispatchAt, retried, id);
   }
-  setDispatch(id: string, state: MessageState, dispatchAt: number | null): void {
+  async setDispatch(_tx: WriteTx, id: string, state: MessageState, dispatchAt: number | null): Promise<void> {
     this.setDispatchStmt.run(state, dispatchAt, id);
   }
   /** Its body goes too when the row was its last holder (the messages_drop_alone_body trigger). */
-  delete(id: string): boolean {
+  async delete(_tx: WriteTx, id: string): Promise<boolean> {
     return this.deleteStmt.run(id).changes > 0;
   }
-  nextDueAt(): number | null {
+  async nextDueAt(): Promise<number | null> {
     return this.nextDueStmt.get()?.t ?? null;
   }
   /** Messages that were in flight when the process stopped become due again at `nowMs`. */
-  recoverInFlight(nowMs: number): number {
+  async recoverInFlight(_tx: WriteTx, nowMs: number): Promise<number> {
     return this.recoverStmt.run(nowMs).changes;
   }
 
@@ -135,19 +145,19 @@ export class SqliteMessageStore implements MessageStorage {
    * How many stored messages are due now, delayed to later, in flight (ACTIVE), or waiting
    * without a time (behind others in a queue, or held by flow control). Index-only counts.
    */
-  census(nowMs: number): MessageCensus {
+  async census(nowMs: number): Promise<MessageCensus> {
     const row = this.censusStmt.get(nowMs, nowMs)!;
     return { due: row.due, delayed: row.delayed, inFlight: row.active, waiting: row.total - row.due - row.delayed - row.active };
   }
 
   /** The census of one account's live messages; one pass over its rows. */
-  accountCensus(accountId: string, nowMs: number): MessageCensus {
+  async accountCensus(accountId: string, nowMs: number): Promise<MessageCensus> {
     const row = this.countsStmt.get({ account: accountId, now: nowMs });
     return { inFlight: row?.inFlight ?? 0, due: row?.due ?? 0, delayed: row?.delayed ?? 0, waiting: row?.waiting ?? 0 };
   }
 
   /** Removes every live message of an account (test-double reset); returns their ids. */
-  deleteAccount(accountId: string): string[] {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<string[]> {
     const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM messages WHERE account_id = ?").all(accountId);
     // The bodies whose last holder was one of these rows go with them (messages_drop_alone_body).
     this.db.query("DELETE FROM messages WHERE account_id = ?").run(accountId);
@@ -158,7 +168,13 @@ export class SqliteMessageStore implements MessageStorage {
    * Live messages of an account matching `f`, oldest first (in the order they were stored), after
    * the one at position `afterSeq`: bulk cancel acts in this order and continues with a cursor.
    */
-  find(accountId: string, f: Filter, afterSeq: number | null, limit: number): Array<MessageRecord & { seq: number }> {
+  async find(
+    _tx: WriteTx,
+    accountId: string,
+    f: Filter,
+    afterSeq: number | null,
+    limit: number,
+  ): Promise<Array<MessageRecord & { seq: number }>> {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "id", time: "created_at" })
       .add("rowid", ">", afterSeq ?? undefined)
       .select("messages", "rowid", limit, "rowid AS seq, *");

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { dueAgainState } from "../../model/message.ts";
 import { queueUpdate, queueUpsert, type QueueChange, type QueueRow, type QueueStorage } from "../../queues/storage.ts";
 import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 
 interface ParkedRow {
   id: string;
@@ -45,34 +46,41 @@ export class SqliteQueueStore implements QueueStorage {
     this.promoteStmt = db.prepare("UPDATE messages SET state = ?, dispatch_at = ? WHERE id = ?");
   }
 
-  get(accountId: string, name: string): QueueRow | undefined {
+  async get(_tx: WriteTx | null, accountId: string, name: string): Promise<QueueRow | undefined> {
     return this.getStmt.get(accountId, name) ?? undefined;
   }
-  list(accountId: string): QueueRow[] {
+  async list(accountId: string): Promise<QueueRow[]> {
     return this.listStmt.all(accountId);
   }
-  count(accountId: string): number {
+  async count(_tx: WriteTx | null, accountId: string): Promise<number> {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
-  upsert(accountId: string, name: string, change: QueueChange, created: Required<QueueChange>, nowMs: number): QueueRow {
+  async upsert(
+    _tx: WriteTx,
+    accountId: string,
+    name: string,
+    change: QueueChange,
+    created: Required<QueueChange>,
+    nowMs: number,
+  ): Promise<QueueRow> {
     const { text, params } = queueUpsert(accountId, name, change, created, nowMs, sqlitePlaceholder);
     return this.db.query<QueueRow, SqlValue[]>(text).get(...params)!;
   }
-  update(accountId: string, name: string, change: QueueChange, nowMs: number): QueueRow | undefined {
+  async update(_tx: WriteTx, accountId: string, name: string, change: QueueChange, nowMs: number) {
     const statement = queueUpdate(accountId, name, change, nowMs, sqlitePlaceholder);
-    if (!statement) return this.get(accountId, name);
+    if (!statement) return this.getStmt.get(accountId, name) ?? undefined;
     return this.db.query<QueueRow, SqlValue[]>(statement.text).get(...statement.params) ?? undefined;
   }
-  delete(accountId: string, name: string): boolean {
+  async delete(_tx: WriteTx, accountId: string, name: string): Promise<boolean> {
     return this.deleteStmt.run(accountId, name).changes > 0;
   }
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.deleteAccountStmt.run(accountId);
   }
-  mustWait(accountId: string, name: string, parallelism: number): boolean {
+  async mustWait(_tx: WriteTx, accountId: string, name: string, parallelism: number): Promise<boolean> {
     return this.hasParked(accountId, name) || this.activeCount(accountId, name) >= parallelism;
   }
-  promote(accountId: string, name: string, parallelism: number, nowMs: number): number {
+  async promote(_tx: WriteTx, accountId: string, name: string, parallelism: number, nowMs: number): Promise<number> {
     const room = parallelism - this.activeCount(accountId, name);
     if (room <= 0) return 0;
     const next = this.nextParked(accountId, name, room);
@@ -87,7 +95,7 @@ export class SqliteQueueStore implements QueueStorage {
     return (this.hasParkedStmt.get(accountId, name)?.found ?? 0) === 1;
   }
   /** Messages of the queue not yet delivered, failed or cancelled. */
-  lag(accountId: string, name: string): number {
+  async lag(accountId: string, name: string): Promise<number> {
     return this.lagStmt.get(accountId, name)?.n ?? 0;
   }
   /** The queue's head: its oldest parked messages, in publish order. */

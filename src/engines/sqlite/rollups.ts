@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { Part, type RollupRow, type RollupStorage, type RollupWrite } from "../../metrics/storage.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 
 /** Usage rollups on SQLite: one upsert per row, merged by the rules of `mergePart`. */
 export class SqliteRollupStore implements RollupStorage {
@@ -45,19 +46,19 @@ export class SqliteRollupStore implements RollupStorage {
   }
 
   /** Writes every row in one transaction. */
-  write(rows: RollupWrite[]): void {
+  async write(rows: RollupWrite[]): Promise<void> {
     if (rows.length > 0) this.writeAll(rows);
   }
-  range(owner: string, metric: string, res: number, fromMin: number, toMin: number): RollupRow[] {
+  async range(owner: string, metric: string, res: number, fromMin: number, toMin: number): Promise<RollupRow[]> {
     return this.selectRange.all(owner, metric, res, fromMin, toMin);
   }
-  gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): number | null {
+  async gaugeBefore(owner: string, metric: string, res: number, beforeMin: number): Promise<number | null> {
     return this.selectGaugeBefore.get(owner, metric, res, beforeMin)?.value ?? null;
   }
-  prune(beforeMin: number): number {
+  async prune(beforeMin: number): Promise<number> {
     return this.deleteOld.run(beforeMin).changes;
   }
-  deleteOwner(owner: string): void {
+  async deleteOwner(_tx: WriteTx, owner: string): Promise<void> {
     this.deleteOwnerRows.run(owner);
   }
 }

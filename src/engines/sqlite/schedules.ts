@@ -2,11 +2,12 @@ import type { Database } from "bun:sqlite";
 import {
   scheduleUpsertParams,
   scheduleUpsertSql,
-  type ScheduleMessageState,
+  type ScheduleMessageState as MessageState,
   type ScheduleRow,
   type ScheduleStorage,
 } from "../../schedules/storage.ts";
 import { sqlitePlaceholder, type SqlValue } from "../../store/patch.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 
 /** Schedules on SQLite. */
 export class SqliteScheduleStore implements ScheduleStorage {
@@ -45,47 +46,55 @@ export class SqliteScheduleStore implements ScheduleStorage {
     this.deleteAccountStmt = db.prepare("DELETE FROM schedules WHERE account_id = ?");
   }
 
-  get(accountId: string, id: string): ScheduleRow | undefined {
+  async get(_tx: WriteTx | null, accountId: string, id: string): Promise<ScheduleRow | undefined> {
     return this.getStmt.get(accountId, id) ?? undefined;
   }
-  read(accountId: string, id: string): ScheduleRow | undefined {
-    return this.get(accountId, id);
+  async read(accountId: string, id: string): Promise<ScheduleRow | undefined> {
+    return this.getStmt.get(accountId, id) ?? undefined;
   }
-  readList(accountId: string): ScheduleRow[] {
-    return this.list(accountId);
-  }
-  /** One process fires every trigger: the revision check of the write is all it takes. */
-  takeTrigger(): boolean {
-    return true;
-  }
-  list(accountId: string): ScheduleRow[] {
+  async readList(accountId: string): Promise<ScheduleRow[]> {
     return this.listStmt.all(accountId);
   }
-  all(): ScheduleRow[] {
+  /** One process fires every trigger: the revision check of the write is all it takes. */
+  async takeTrigger(): Promise<boolean> {
+    return true;
+  }
+  async list(accountId: string): Promise<ScheduleRow[]> {
+    return this.listStmt.all(accountId);
+  }
+  async all(): Promise<ScheduleRow[]> {
     return this.allStmt.all();
   }
-  count(accountId: string): number {
+  async count(_tx: WriteTx, accountId: string): Promise<number> {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
-  upsert(row: ScheduleRow): ScheduleRow {
+  async upsert(_tx: WriteTx, row: ScheduleRow): Promise<ScheduleRow> {
     return this.upsertStmt.get(...scheduleUpsertParams(row))!;
   }
-  delete(accountId: string, id: string): boolean {
+  async delete(_tx: WriteTx, accountId: string, id: string): Promise<boolean> {
     return this.deleteStmt.run(accountId, id).changes > 0;
   }
-  setPaused(accountId: string, id: string, paused: boolean): boolean {
+  async setPaused(_tx: WriteTx, accountId: string, id: string, paused: boolean): Promise<boolean> {
     return this.setPausedStmt.run(paused ? 1 : 0, accountId, id).changes > 0;
   }
-  setNext(accountId: string, id: string, revision: number, next: number | null): void {
+  async setNext(_tx: WriteTx, accountId: string, id: string, revision: number, next: number | null): Promise<void> {
     this.setNextStmt.run(next, accountId, id, revision);
   }
-  recordTrigger(accountId: string, id: string, revision: number, last: number, next: number | null, states: string): void {
+  async recordTrigger(
+    _tx: WriteTx,
+    accountId: string,
+    id: string,
+    revision: number,
+    last: number,
+    next: number | null,
+    states: string,
+  ): Promise<void> {
     this.recordTriggerStmt.run(last, next, states, accountId, id, revision);
   }
-  setMessageState(accountId: string, scheduleId: string, messageId: string, state: ScheduleMessageState): void {
+  async setMessageState(_tx: WriteTx, accountId: string, scheduleId: string, messageId: string, state: MessageState) {
     this.setStateStmt.run({ path: `$."${messageId}"`, state, account: accountId, id: scheduleId });
   }
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.deleteAccountStmt.run(accountId);
   }
 }

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { EndpointRow, UrlGroupRow, UrlGroupStorage } from "../../url-groups/storage.ts";
 
 /** URL Groups and their endpoints; every statement is scoped to one account. */
@@ -39,44 +40,44 @@ export class SqliteUrlGroupStore implements UrlGroupStorage {
     this.deleteAccountStmt = db.prepare("DELETE FROM url_groups WHERE account_id = ?");
   }
 
-  get(accountId: string, name: string): UrlGroupRow | undefined {
+  async get(_tx: WriteTx | null, accountId: string, name: string): Promise<UrlGroupRow | undefined> {
     return this.getStmt.get(accountId, name) ?? undefined;
   }
-  list(accountId: string): UrlGroupRow[] {
+  async list(accountId: string): Promise<UrlGroupRow[]> {
     return this.listStmt.all(accountId);
   }
-  count(accountId: string): number {
+  async count(_tx: WriteTx, accountId: string): Promise<number> {
     return this.countStmt.get(accountId)?.n ?? 0;
   }
   /** One process writes SQLite: what it reads inside a write is the truth already. */
-  lock(): void {}
-  create(accountId: string, name: string, nowMs: number): void {
+  async lock(): Promise<void> {}
+  async create(_tx: WriteTx, accountId: string, name: string, nowMs: number): Promise<void> {
     this.insertStmt.run(accountId, name, nowMs, nowMs);
   }
-  touch(accountId: string, name: string, nowMs: number): void {
+  async touch(_tx: WriteTx, accountId: string, name: string, nowMs: number): Promise<void> {
     this.touchStmt.run(nowMs, accountId, name);
   }
-  setDefaults(accountId: string, name: string, headers: Array<[string, string]>, nowMs: number): boolean {
+  async setDefaults(_tx: WriteTx, accountId: string, name: string, headers: Array<[string, string]>, nowMs: number) {
     return this.setDefaultsStmt.run(JSON.stringify(headers), nowMs, accountId, name).changes > 0;
   }
   /** Deletes the group and (cascade) its endpoints. */
-  delete(accountId: string, name: string): boolean {
+  async delete(_tx: WriteTx, accountId: string, name: string): Promise<boolean> {
     return this.deleteStmt.run(accountId, name).changes > 0;
   }
-  endpoints(accountId: string, group: string): EndpointRow[] {
+  async endpoints(_tx: WriteTx | null, accountId: string, group: string): Promise<EndpointRow[]> {
     return this.endpointsStmt.all(accountId, group);
   }
   /** Returns the new endpoint's seq. */
-  addEndpoint(accountId: string, group: string, name: string | undefined, url: string): number {
+  async addEndpoint(_tx: WriteTx, accountId: string, group: string, name: string | undefined, url: string) {
     return Number(this.addEndpointStmt.run(accountId, group, name ?? null, url).lastInsertRowid);
   }
-  setEndpointUrl(seq: number, url: string): void {
+  async setEndpointUrl(_tx: WriteTx, seq: number, url: string): Promise<void> {
     this.setEndpointUrlStmt.run(url, seq);
   }
-  deleteEndpoint(seq: number): void {
+  async deleteEndpoint(_tx: WriteTx, seq: number): Promise<void> {
     this.deleteEndpointStmt.run(seq);
   }
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.deleteAccountStmt.run(accountId);
   }
 }

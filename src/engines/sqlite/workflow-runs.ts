@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { RunRecord, StepDeliveryState, StepDetails, StepEntry, StepError } from "../../workflows/model.ts";
 import {
   errorsByMessage,
@@ -11,7 +12,7 @@ import {
   type RunRow,
   type StepRow,
 } from "../../workflows/run-rows.ts";
-import type { RunFilter, RunStorage } from "../../workflows/storage.ts";
+import type { NewStep, RetaggedStep, RunFilter, RunStorage } from "../../workflows/storage.ts";
 
 /** Runs and their step lists on SQLite: one row per run, one per step entry. */
 export class SqliteRunStore implements RunStorage {
@@ -74,58 +75,73 @@ export class SqliteRunStore implements RunStorage {
     this.invokedStmt = db.prepare<RunRow, [string, string]>("SELECT * FROM workflow_runs WHERE account_id = ? AND invoker_run_id = ? ORDER BY seq");
   }
 
-  insertRun(run: RunRecord): void {
+  async insertRun(_tx: WriteTx, run: RunRecord): Promise<void> {
     this.insertRunStmt.run(runRowOf(run));
   }
 
   /** Writes every field of a run back (runs are small; one statement for every change). */
-  saveRun(run: RunRecord): void {
+  async saveRun(_tx: WriteTx, run: RunRecord): Promise<void> {
     this.updateRunStmt.run(runRowOf(run));
   }
 
-  getRun(accountId: string, runId: string): RunRecord | undefined {
+  async getRun(_tx: WriteTx, accountId: string, runId: string): Promise<RunRecord | undefined> {
+    return this.findRun(accountId, runId);
+  }
+
+  private findRun(accountId: string, runId: string): RunRecord | undefined {
     const row = this.getRunStmt.get(accountId, runId);
     return row ? toRun(row) : undefined;
   }
 
   /** Appends an entry at the end of the run's list (its message not delivered yet, unless given); returns its position. */
-  appendStep(entry: Omit<StepEntry, "position" | "state"> & { state?: StepDeliveryState }): number {
+  async appendStep(_tx: WriteTx, entry: NewStep): Promise<number> {
     const position = this.nextPositionStmt.get(entry.accountId, entry.runId)!.n;
     const { next_delivery_at: _, ...row } = stepRowOf({ ...entry, position, state: entry.state ?? "PENDING" });
     this.insertStepStmt.run(row);
     return position;
   }
 
-  firstStep(accountId: string, runId: string): StepEntry | undefined {
+  async firstStep(_tx: WriteTx, accountId: string, runId: string): Promise<StepEntry | undefined> {
     return this.prefix(accountId, runId, 0)[0];
   }
 
   /** How the delivery of a message of the run stands now. */
-  setDelivery(accountId: string, runId: string, messageId: string, state: StepDeliveryState, nextDeliveryAt?: number): void {
+  async setDelivery(
+    _tx: WriteTx,
+    accountId: string,
+    runId: string,
+    messageId: string,
+    state: StepDeliveryState,
+    nextDeliveryAt?: number,
+  ): Promise<void> {
     this.deliveryStmt.run(state, nextDeliveryAt ?? null, accountId, runId, messageId);
   }
 
   /** What the run's log needs of an entry, learnt after its publish. */
-  setDetails(accountId: string, runId: string, messageId: string, details: StepDetails): void {
+  async setDetails(_tx: WriteTx, accountId: string, runId: string, messageId: string, details: StepDetails) {
     this.detailsStmt.run(JSON.stringify(details), accountId, runId, messageId);
   }
 
   /** A failed attempt of one of the run's messages (a step, a call, its failure function). */
-  addError(accountId: string, runId: string, messageId: string, e: StepError): void {
+  async addError(_tx: WriteTx, accountId: string, runId: string, messageId: string, e: StepError): Promise<void> {
     this.insertErrorStmt.run(accountId, runId, messageId, e.time, e.status, e.error, e.body, JSON.stringify(e.headers));
   }
 
   /** The failed attempts of the run's messages, oldest first, by message id. */
-  errors(accountId: string, runId: string): Map<string, StepError[]> {
+  async errors(accountId: string, runId: string): Promise<Map<string, StepError[]>> {
     return errorsByMessage(this.errorsStmt.all(accountId, runId));
   }
 
   /** The runs this run started with `context.invoke`, oldest first. */
-  invokedBy(accountId: string, runId: string): RunRecord[] {
+  async invokedBy(accountId: string, runId: string): Promise<RunRecord[]> {
     return this.invokedStmt.all(accountId, runId).map(toRun);
   }
 
-  steps(accountId: string, runId: string): StepEntry[] {
+  async steps(_tx: WriteTx, accountId: string, runId: string): Promise<StepEntry[]> {
+    return this.allSteps(accountId, runId);
+  }
+
+  private allSteps(accountId: string, runId: string): StepEntry[] {
     return this.stepsStmt.all(accountId, runId).map(toStep);
   }
 
@@ -134,26 +150,30 @@ export class SqliteRunStore implements RunStorage {
     return this.prefixStmt.all(accountId, runId, position).map(toStep);
   }
 
-  readRun(accountId: string, runId: string): RunRecord | undefined {
-    return this.getRun(accountId, runId);
+  async readRun(accountId: string, runId: string): Promise<RunRecord | undefined> {
+    return this.findRun(accountId, runId);
   }
 
-  readSteps(accountId: string, runId: string, upTo?: number): StepEntry[] {
-    return upTo === undefined ? this.steps(accountId, runId) : this.prefix(accountId, runId, upTo);
+  async readSteps(accountId: string, runId: string, upTo?: number): Promise<StepEntry[]> {
+    return upTo === undefined ? this.allSteps(accountId, runId) : this.prefix(accountId, runId, upTo);
   }
 
-  readStepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined {
-    return this.stepOfMessage(accountId, runId, messageId);
+  async readStepOfMessage(accountId: string, runId: string, messageId: string): Promise<StepEntry | undefined> {
+    return this.stepOf(accountId, runId, messageId);
   }
 
   /** The run's entry of a message (a resumed run's list repeats the ids of the run it resumes). */
-  stepOfMessage(accountId: string, runId: string, messageId: string): StepEntry | undefined {
+  async stepOfMessage(_tx: WriteTx, accountId: string, runId: string, messageId: string) {
+    return this.stepOf(accountId, runId, messageId);
+  }
+
+  private stepOf(accountId: string, runId: string, messageId: string): StepEntry | undefined {
     const row = this.stepByMessageStmt.get(messageId, accountId, runId);
     return row ? toStep(row) : undefined;
   }
 
   /** Points an entry at another message (the SDK's re-trigger of a run started without it). */
-  retagStep(entry: Pick<StepEntry, "accountId" | "runId" | "position" | "messageId" | "headers" | "retries" | "retryDelayExpr">): void {
+  async retagStep(_tx: WriteTx, entry: RetaggedStep): Promise<void> {
     this.retagStepStmt.run(
       entry.messageId,
       JSON.stringify(entry.headers),
@@ -166,12 +186,12 @@ export class SqliteRunStore implements RunStorage {
   }
 
   /** Runs that ended but still have to settle (see `unsettled`). */
-  unsettledRuns(limit: number): RunRecord[] {
+  async unsettledRuns(limit: number): Promise<RunRecord[]> {
     return this.db.query<RunRow, [number]>("SELECT * FROM workflow_runs WHERE unsettled = 1 LIMIT ?").all(limit).map(toRun);
   }
 
   /** Newest first; `beforeSeq` is the cursor of the previous page. */
-  listRuns(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number): RunRecord[] {
+  async listRuns(accountId: string, f: RunFilter, beforeSeq: number | null, limit: number): Promise<RunRecord[]> {
     const { sql, params } = runListQuery(accountId, f, beforeSeq, limit);
     return this.db.query<RunRow, Record<string, string | number>>(sql).all(params).map(toRun);
   }
@@ -180,23 +200,27 @@ export class SqliteRunStore implements RunStorage {
    * Runs that ended before `beforeMs` leave with their steps (plan log retention), a bounded batch
    * per call; returns how many left.
    */
-  prune(accountId: string, beforeMs: number, batch = 500): number {
+  async prune(accountId: string, beforeMs: number, batch = 500): Promise<number> {
     const old = this.db
       .query<{ run_id: string }, [string, number, number]>(
         "SELECT run_id FROM workflow_runs WHERE account_id = ? AND completed_at IS NOT NULL AND completed_at < ? LIMIT ?",
       )
       .all(accountId, beforeMs, batch);
-    for (const { run_id } of old) this.deleteRun(accountId, run_id);
+    for (const { run_id } of old) this.dropRun(accountId, run_id);
     return old.length;
   }
 
-  deleteRun(accountId: string, runId: string): void {
+  async deleteRun(_tx: WriteTx, accountId: string, runId: string): Promise<void> {
+    this.dropRun(accountId, runId);
+  }
+
+  private dropRun(accountId: string, runId: string): void {
     this.db.query("DELETE FROM workflow_step_errors WHERE account_id = ? AND run_id = ?").run(accountId, runId);
     this.db.query("DELETE FROM workflow_steps WHERE account_id = ? AND run_id = ?").run(accountId, runId);
     this.db.query("DELETE FROM workflow_runs WHERE account_id = ? AND run_id = ?").run(accountId, runId);
   }
 
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.db.query("DELETE FROM workflow_step_errors WHERE account_id = ?").run(accountId);
     this.db.query("DELETE FROM workflow_steps WHERE account_id = ?").run(accountId);
     this.db.query("DELETE FROM workflow_runs WHERE account_id = ?").run(accountId);

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { Waiter } from "../../workflows/model.ts";
 import { toWaiter, waiterRowOf, type StoredWaiter, type WaiterRow } from "../../workflows/run-rows.ts";
 import type { WaitStorage } from "../../workflows/storage.ts";
@@ -41,52 +42,52 @@ export class SqliteWaitStore implements WaitStorage {
     this.dropKeptStmt = db.prepare("DELETE FROM workflow_kept_events WHERE id = ?");
   }
 
-  insert(w: Waiter): void {
+  async insert(_tx: WriteTx, w: Waiter): Promise<void> {
     this.insertStmt.run(waiterRowOf(w));
   }
 
-  waiting(accountId: string, eventId: string, runId?: string): StoredWaiter[] {
+  async waiting(_tx: WriteTx, accountId: string, eventId: string, runId?: string): Promise<StoredWaiter[]> {
     const rows = runId === undefined ? this.byEventStmt.all(accountId, eventId) : this.byRunEventStmt.all(accountId, runId, eventId);
     return rows.map(toWaiter);
   }
 
-  readWaiting(accountId: string, eventId: string): StoredWaiter[] {
-    return this.waiting(accountId, eventId);
+  async readWaiting(accountId: string, eventId: string): Promise<StoredWaiter[]> {
+    return this.byEventStmt.all(accountId, eventId).map(toWaiter);
   }
 
-  ofRun(accountId: string, runId: string): StoredWaiter[] {
+  async ofRun(accountId: string, runId: string): Promise<StoredWaiter[]> {
     return this.byRunStmt.all(accountId, runId).map(toWaiter);
   }
 
-  delete(id: number): boolean {
+  async delete(_tx: WriteTx, id: number): Promise<boolean> {
     return this.deleteStmt.run(id).changes > 0;
   }
 
-  due(nowMs: number, limit: number): StoredWaiter[] {
+  async due(_tx: WriteTx, nowMs: number, limit: number): Promise<StoredWaiter[]> {
     return this.dueStmt.all(nowMs, limit).map(toWaiter);
   }
 
-  nextDeadline(): number | null {
+  async nextDeadline(): Promise<number | null> {
     return this.nextDeadlineStmt.get()?.t ?? null;
   }
 
-  keep(accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number): void {
+  async keep(_tx: WriteTx, accountId: string, runId: string, eventId: string, data: Uint8Array, nowMs: number) {
     this.keepStmt.run(accountId, runId, eventId, nowMs, data);
   }
 
-  takeKept(accountId: string, runId: string, eventId: string): Uint8Array | undefined {
+  async takeKept(_tx: WriteTx, accountId: string, runId: string, eventId: string): Promise<Uint8Array | undefined> {
     const row = this.keptStmt.get(accountId, runId, eventId);
     if (!row) return undefined;
     this.dropKeptStmt.run(row.id);
     return row.data;
   }
 
-  deleteRun(accountId: string, runId: string): void {
+  async deleteRun(_tx: WriteTx, accountId: string, runId: string): Promise<void> {
     this.db.query("DELETE FROM workflow_waiters WHERE account_id = ? AND run_id = ?").run(accountId, runId);
     this.db.query("DELETE FROM workflow_kept_events WHERE account_id = ? AND run_id = ?").run(accountId, runId);
   }
 
-  deleteAccount(accountId: string): void {
+  async deleteAccount(_tx: WriteTx, accountId: string): Promise<void> {
     this.db.query("DELETE FROM workflow_waiters WHERE account_id = ?").run(accountId);
     this.db.query("DELETE FROM workflow_kept_events WHERE account_id = ?").run(accountId);
   }

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { Account } from "../../accounts/accounts.ts";
 import { badRequest, notFound } from "../../core/errors.ts";
 import type { MetricsEngine } from "../../metrics/engine.ts";
+import type { WriteTx } from "../../store/transactor.ts";
 import type { ManagementDeps } from "./deps.ts";
 import type { IndexRowBase, IndexStorage } from "./storage.ts";
 import { IndexName, newIndexTokens } from "./indexes.ts";
@@ -20,43 +21,43 @@ export abstract class IndexService<Row extends IndexRowBase> {
 
   protected abstract toJson(account: Account, row: Row): object | Promise<object>;
 
-  list(account: Account): Promise<object[]> {
-    return Promise.all(this.store.list(account.id).map((row) => this.toJson(account, row)));
+  async list(account: Account): Promise<object[]> {
+    return Promise.all((await this.store.list(account.id)).map((row) => this.toJson(account, row)));
   }
 
   async get(account: Account, id: string): Promise<object> {
-    return this.toJson(account, this.row(account, id));
+    return this.toJson(account, await this.row(account, id));
   }
 
   // Whether the index exists is what the write finds stored (another node may have just created
   // or deleted it), not what this node last heard.
   async rename(account: Account, id: string, name: string): Promise<void> {
-    const renamed = await this.deps.commit.run(() => {
-      if (this.store.get(account.id, id)?.name !== name) this.assertFreeName(account, name);
-      return this.store.rename(account.id, id, name);
+    const renamed = await this.deps.commit.run(async (tx) => {
+      if ((await this.store.get(tx, account.id, id))?.name !== name) await this.assertFreeName(tx, account, name);
+      return this.store.rename(tx, account.id, id, name);
     });
     if (!renamed) this.notFound(id);
   }
 
   async resetPassword(account: Account, id: string): Promise<void> {
-    const tokens = newIndexTokens();
-    const changed = await this.deps.commit.run(() => this.store.setTokens(account.id, id, tokens.token, tokens.readOnlyToken));
+    const { token, readOnlyToken } = newIndexTokens();
+    const changed = await this.deps.commit.run((tx) => this.store.setTokens(tx, account.id, id, token, readOnlyToken));
     if (!changed) this.notFound(id);
   }
 
   async remove(account: Account, id: string): Promise<void> {
     // Its statistics go with it, in the same write.
-    const deleted = await this.deps.commit.run(() => {
-      const found = this.store.delete(account.id, id);
-      if (found) this.engine.forget(id);
+    const deleted = await this.deps.commit.run(async (tx) => {
+      const found = await this.store.delete(tx, account.id, id);
+      if (found) await this.engine.forget(tx, id);
       return found;
     });
     if (!deleted) this.notFound(id);
   }
 
   /** The account's index, else 404: another account's index does not exist for this caller. */
-  row(account: Account, id: string): Row {
-    return this.store.get(account.id, id) ?? this.notFound(id);
+  async row(account: Account, id: string): Promise<Row> {
+    return (await this.store.get(null, account.id, id)) ?? this.notFound(id);
   }
 
   private notFound(id: string): never {
@@ -64,12 +65,13 @@ export abstract class IndexService<Row extends IndexRowBase> {
   }
 
   protected async insert(account: Account, row: Row): Promise<object> {
-    this.assertFreeName(account, row.name);
-    await this.deps.commit.run(() => this.store.upsert(row));
+    await this.assertFreeName(null, account, row.name);
+    await this.deps.commit.run((tx) => this.store.upsert(tx, row));
     return this.toJson(account, row);
   }
 
-  private assertFreeName(account: Account, name: string) {
-    if (this.store.idByName(account.id, name)) throw badRequest(`a ${this.label} named "${name}" already exists`);
+  private async assertFreeName(tx: WriteTx | null, account: Account, name: string): Promise<void> {
+    const holder = await this.store.idByName(tx, account.id, name);
+    if (holder) throw badRequest(`a ${this.label} named "${name}" already exists`);
   }
 }

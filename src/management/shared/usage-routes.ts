@@ -15,7 +15,7 @@ const MAX_FUTURE_MS = 60_000;
 
 /** Finds the caller's index or throws 404. */
 export interface IndexLookup {
-  row(account: Account, id: string): { id: string };
+  row(account: Account, id: string): Promise<{ id: string }>;
 }
 
 export interface UsageRouteDeps {
@@ -35,8 +35,8 @@ export interface UsageRouteDeps {
 export function usageRoutes(deps: UsageRouteDeps) {
   const record =
     (indexes: IndexLookup) =>
-    ({ account, params, body }: { account: Account; params: { id: string }; body: Static<typeof UsageBody> }) => {
-      const index = indexes.row(account, params.id);
+    async ({ account, params, body }: { account: Account; params: { id: string }; body: Static<typeof UsageBody> }) => {
+      const index = await indexes.row(account, params.id);
       const { samples } = body;
       const now = deps.clock.now();
       samples.forEach((s, i) => {

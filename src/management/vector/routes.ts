@@ -16,8 +16,8 @@ export function vectorRoutes(accounts: AccountRegistry, indexes: VectorIndexes, 
     .use(managementAuth(accounts))
     .get(
       "/v2/vector/index/:id/stats",
-      ({ account, params, query }) => {
-        const index = indexes.row(account, params.id);
+      async ({ account, params, query }) => {
+        const index = await indexes.row(account, params.id);
         return vectorIndexStats(engine, index.id, index.type, parsePeriod(query.period), clock.now());
       },
       {

@@ -1,3 +1,4 @@
+import type { WriteTx } from "../../store/transactor.ts";
 import type { IndexStorage } from "../shared/storage.ts";
 
 /** A vector index as stored. */
@@ -27,8 +28,8 @@ export type VectorIndexRow = {
 /** The vector indexes as every engine keeps them. */
 export type VectorStore = IndexStorage<VectorIndexRow>;
 
-/** Keys of the configured usage entries already applied to vector indexes (each applied once). */
+/** Keys of the configured usage entries already applied to vector indexes (each applied once), inside writes. */
 export interface UsageFixtureLedgerStorage {
-  seen(key: string): boolean;
-  mark(key: string, nowMs: number): void;
+  seen(tx: WriteTx, key: string): Promise<boolean>;
+  mark(tx: WriteTx, key: string, nowMs: number): Promise<void>;
 }
