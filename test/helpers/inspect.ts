@@ -59,3 +59,11 @@ export async function consistencyProblems(s: TestServer, opts: ConsistencyOption
   const storage = s.server.storage;
   return storage.kind === "postgres" ? checkPostgresConsistency(storage.sql, opts) : checkConsistency(storage.db, opts);
 }
+
+/** How many messages the server's database holds (live ones: waiting, in flight, retrying), whichever engine it runs on. */
+export async function storedMessages(s: TestServer): Promise<number> {
+  const storage = s.server.storage;
+  if (storage.kind === "sqlite") return storage.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages").get()!.n;
+  const [row] = await storage.sql`SELECT count(*) AS n FROM messages`;
+  return Number(row.n);
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { checkConsistency } from "../helpers/consistency.ts";
+import { consistencyProblems, storedMessages } from "../helpers/inspect.ts";
 import { rawRequest } from "../helpers/raw-tcp.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -427,7 +427,7 @@ describe("nothing of it left a trace", () => {
     expect(logs.logs).toEqual([]);
     const dlq = (await (await s.api("/v2/dlq")).json()) as { messages: unknown[] };
     expect(dlq.messages).toEqual([]);
-    expect(s.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messages").get()!.n).toBe(0);
+    expect(await storedMessages(s)).toBe(0);
     expect(await managementSnapshot()).toEqual(before);
     expect(await messagingSnapshot()).toEqual(beforeMessaging);
     const stats = (await (await s.mgmt(`/v2/svc/stats/${ACCOUNT.userId}`)).json()) as {
@@ -436,7 +436,7 @@ describe("nothing of it left a trace", () => {
     };
     expect(stats.daily_used.reduce((sum, p) => sum + p.y, 0)).toBe(0);
     expect(stats.dlq_message_count).toBe(0);
-    expect(checkConsistency(s.db)).toEqual([]);
+    expect(await consistencyProblems(s)).toEqual([]);
   });
 
   test("the server still works", async () => {

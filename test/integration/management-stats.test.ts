@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ConfigFile } from "../../src/config/config-file.ts";
 import { ManualClock } from "../../src/core/clock.ts";
 import { MetricsEngine } from "../../src/metrics/engine.ts";
-import { SqliteRollupStore } from "../../src/engines/sqlite/rollups.ts";
 import { PERIOD_NAMES } from "../../src/metrics/time.ts";
 import { MessagingMetric } from "../../src/metrics/usage.ts";
 import {
@@ -41,7 +40,7 @@ let recorder: MetricsEngine;
 beforeAll(async () => {
   const clock = new ManualClock(NOW);
   s = await startTestServer({ configFile, clock });
-  recorder = new MetricsEngine(new SqliteRollupStore(s.db), clock);
+  recorder = new MetricsEngine(s.server.storage.stores.rollups, clock);
 });
 afterAll(() => s.stop());
 

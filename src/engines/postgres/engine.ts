@@ -53,7 +53,7 @@ export const LOCK_TIMEOUT_MS = 2_000;
  */
 export const STATEMENT_TIMEOUT_MS = 2_500;
 /** Ticks of writes in flight at once: the main thread builds the next while PostgreSQL runs the others. */
-const TICKS_IN_FLIGHT = 3;
+const TICKS_IN_FLIGHT = Number(process.env.SVC_DB_TICKS ?? 3);
 
 /**
  * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies

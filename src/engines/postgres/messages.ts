@@ -145,12 +145,16 @@ export class PgMessageStore extends MessageTicks implements MessageStorage {
     const { sql, params } = applyFilter(new Where("account_id", accountId), f, { messageId: "id", time: "created_at" })
       .add("seq", ">", afterSeq ?? undefined)
       .select("messages", "seq", limit);
-    const rows = await queryShared(sqlOf(tx), `${sql} FOR UPDATE`, params);
+    // Locked in id order, as every write that locks several messages does: two ticks (of this node
+    // or another) locking the same messages then never wait for each other in a circle.
+    const locking = `SELECT * FROM messages WHERE id IN (SELECT id FROM (${sql}) page) ORDER BY id FOR UPDATE`;
+    const rows = await queryShared(sqlOf(tx), locking, params);
     const { locked } = this.stateOf(tx);
-    return rows.map((row) => {
+    const found = rows.map((row) => {
       locked.add(row.id as string);
       return Object.assign(fromRow(messageRowOf(row)), { seq: num(row.seq) });
     });
+    return found.sort((a, b) => a.seq - b.seq);
   }
 
   /** Nothing to recover here: the leader hands back what dead nodes held (see cluster.ts). */

@@ -9,12 +9,14 @@ import type { TickTransaction } from "./tick-tx.ts";
  * takes its entries away. Several ticks may be in flight: each has its own list.
  */
 export class TickLists<T> {
-  private readonly lists = new Map<TickTransaction, Array<{ write: number; entry: T }>>();
+  private readonly lists = new Map<TickTransaction, Array<{ write: number; seq: number; entry: T }>>();
+  /** Numbers the entries in the order they were added: a mark is the next one (entries may be taken before a rollback). */
+  private seq = 0;
 
   add(tx: WriteTx, entry: T): void {
     const write = writeOf(tx);
     const list = this.lists.get(write.tick) ?? this.lists.set(write.tick, []).get(write.tick)!;
-    list.push({ write: write.number, entry });
+    list.push({ write: write.number, seq: this.seq++, entry });
   }
 
   /** The entries the tick's writes left so far. */
@@ -31,7 +33,7 @@ export class TickLists<T> {
   takeWithWrites(tick: TickTransaction): Array<{ write: number; entry: T }> {
     const entries = this.lists.get(tick) ?? [];
     this.lists.delete(tick);
-    return entries;
+    return entries.map(({ write, entry }) => ({ write, entry }));
   }
 
   /** The entries of the tick's writes but `write`, with the write that left each, taken away. */
@@ -39,7 +41,7 @@ export class TickLists<T> {
     const list = this.lists.get(tick);
     if (!list) return [];
     this.lists.set(tick, list.filter((e) => e.write === write));
-    return list.filter((e) => e.write !== write);
+    return list.filter((e) => e.write !== write).map(({ write, entry }) => ({ write, entry }));
   }
 
   /** The entries write `write` of the tick left, taken away. */
@@ -51,13 +53,14 @@ export class TickLists<T> {
     return taken;
   }
 
-  mark(tick: TickTransaction): number {
-    return this.lists.get(tick)?.length ?? 0;
+  mark(_tick: TickTransaction): number {
+    return this.seq;
   }
 
+  /** Takes away what was added since `mark` (what a write, or a part of one, that failed left). */
   rollback(tick: TickTransaction, mark: number): void {
     const list = this.lists.get(tick);
-    if (list) list.length = mark;
+    if (list) this.lists.set(tick, list.filter((e) => e.seq < mark));
   }
 
   drop(tick: TickTransaction, write: number): void {

@@ -43,6 +43,9 @@ export class PostgresTicks implements Transactor {
   private readonly inFlight = new Set<Promise<void>>();
   /** A tick that must run alone is in flight (see `canStart`). */
   private alone = false;
+  /** The tick holding the node's turn to take row locks (see TickTransaction's `takeTurn`), and those waiting for it. */
+  private turnHolder: TickTransaction | null = null;
+  private readonly turnWaiters: Array<{ tick: TickTransaction; take: () => void }> = [];
   private inFlightWrites = 0;
   private readonly committedObservers: Array<() => void> = [];
   private followUpTimer: ReturnType<typeof setTimeout> | null = null;
@@ -188,6 +191,22 @@ export class PostgresTicks implements Transactor {
     }, FOLLOW_UP_MS);
   }
 
+  /** Waits until no other tick holds the node's turn, then gives it to `tick` until it ends. */
+  private takeTurn(tick: TickTransaction): Promise<void> {
+    if (this.turnHolder === null) {
+      this.turnHolder = tick;
+      return Promise.resolve();
+    }
+    return new Promise((take) => this.turnWaiters.push({ tick, take }));
+  }
+
+  private releaseTurn(tick: TickTransaction | null): void {
+    if (tick === null || this.turnHolder !== tick) return;
+    const next = this.turnWaiters.shift();
+    this.turnHolder = next?.tick ?? null;
+    next?.take();
+  }
+
   private async commitTick(batch: PendingWrite[]): Promise<void> {
     let conn: Awaited<ReturnType<SQL["reserve"]>> | null = null;
     let tick: TickTransaction | null = null;
@@ -197,7 +216,7 @@ export class PostgresTicks implements Transactor {
       const flushEnded = () => {
         for (const part of this.o.parts) part.flushEnded?.(opened, sql);
       };
-      const opened: TickTransaction = new TickTransaction(conn, flushEnded);
+      const opened: TickTransaction = new TickTransaction(conn, flushEnded, () => this.takeTurn(opened));
       const sql = sqlIn(opened);
       tick = opened;
       for (const part of this.o.parts) part.begin?.(tick, sql);
@@ -210,10 +229,12 @@ export class PostgresTicks implements Transactor {
     } catch (error) {
       if (tick) await tick.rollback();
       conn?.release();
+      this.releaseTurn(tick);
       this.failTick(tick, batch, ran.writes, error);
       return;
     }
     conn.release();
+    this.releaseTurn(tick);
     // Writes that ended well but whose statements PostgreSQL refused later: undone alone.
     for (const [n, error] of tick.failedWrites) {
       for (const part of this.o.parts) part.drop?.(tick, n);
