@@ -32,8 +32,10 @@ export interface ServerConfig {
   host: string;
   /** A SQLite file, a `postgres://` URL (PostgreSQL, several nodes may share it), or null: in memory. */
   dbPath: string | null;
-  /** PostgreSQL connections of this node. */
+  /** PostgreSQL connections of this node for reads and notifications. */
   dbPoolSize: number;
+  /** PostgreSQL transactions of writes in flight at once on this node, each on a connection of its own. */
+  dbTicks: number;
   /** PostgreSQL: a node silent this long is presumed dead (its in-flight messages go to the others). */
   nodeTimeoutMs: number;
   managementPort: number | null;
@@ -89,6 +91,7 @@ export function defaultConfig(cwd = process.cwd()): ServerConfig {
     host: "127.0.0.1",
     dbPath: join(cwd, "data", "svcd.sqlite"),
     dbPoolSize: 6,
+    dbTicks: 3,
     nodeTimeoutMs: 5_000,
     managementPort: null,
     configFile: null,
@@ -155,7 +158,8 @@ const OPTIONS: OptionSpec[] = [
   { flag: "--port", env: "SVC_PORT", help: "port of the HTTP listener (0 picks a free one)", apply: (c, v, f) => (c.port = port(v, f)) },
   { flag: "--host", env: "SVC_HOST", help: "interface to listen on", apply: (c, v, f) => (c.host = nonEmpty(v, f)) },
   { flag: "--db", env: "SVC_DB", help: "SQLite database file (created if missing), or postgres://user:password@host:port/database", apply: (c, v, f) => (c.dbPath = nonEmpty(v, f)) },
-  { flag: "--db-pool", env: "SVC_DB_POOL", help: "PostgreSQL connections of this node (default 6)", apply: (c, v, f) => (c.dbPoolSize = Math.max(3, positive(v, f, { integer: true }))) },
+  { flag: "--db-pool", env: "SVC_DB_POOL", help: "PostgreSQL connections of this node for reads and notifications (default 6)", apply: (c, v, f) => (c.dbPoolSize = Math.max(3, positive(v, f, { integer: true }))) },
+  { flag: "--db-ticks", env: "SVC_DB_TICKS", help: "PostgreSQL transactions of writes in flight at once, one connection each (default 3)", apply: (c, v, f) => (c.dbTicks = Math.min(32, positive(v, f, { integer: true }))) },
   { flag: "--node-timeout", env: "SVC_NODE_TIMEOUT_MS", help: "PostgreSQL: ms of silence after which a node is presumed dead (default 5000)", apply: (c, v, f) => (c.nodeTimeoutMs = Math.max(500, positive(v, f, { integer: true }))) },
   { flag: "--memory", env: "SVC_MEMORY", boolean: true, help: "keep everything in memory, nothing on disk", apply: (c) => (c.dbPath = null) },
   { flag: "--config", env: "SVC_CONFIG", help: "JSON file with accounts, plans, indexes and fixtures", apply: (c, v, f) => (c.configFile = nonEmpty(v, f)) },

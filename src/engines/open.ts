@@ -20,6 +20,7 @@ export async function openAnyStorageEngine(config: ServerConfig, log: Logger, cl
     url: config.dbPath,
     log,
     poolSize: config.dbPoolSize,
+    ticksInFlight: config.dbTicks,
     heartbeatMs: Math.max(100, Math.floor(config.nodeTimeoutMs / 5)),
     nodeTimeoutMs: config.nodeTimeoutMs,
     now: () => clock.now(),

@@ -33,6 +33,8 @@ export interface CommitCounts {
   writes: number;
   /** Writes the storage refused alone (a statement of theirs failed), while the rest of their transaction committed. */
   refusedWrites: number;
+  /** Writes that lost a lock conflict (a deadlock, a lock wait past its limit) and ran again in a later transaction. */
+  retriedWrites: number;
 }
 
 export interface Transactor {

@@ -185,6 +185,15 @@ export class ServerMetrics {
         this.inc(sources.commitCounts().refusedWrites);
       },
     });
+    new Counter({
+      name: "svcd_storage_writes_retried_total",
+      help: "Writes that lost a lock conflict (a deadlock between two transactions, a row locked past lock_timeout) and ran again in a later transaction (PostgreSQL)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.commitCounts().retriedWrites);
+      },
+    });
     new Gauge({ name: "svcd_build_info", help: "Version and commit of the running svcd (always 1)", labelNames: ["version", "commit"] as const, registers }).set(
       { version: sources.build.version, commit: sources.build.commit },
       1,

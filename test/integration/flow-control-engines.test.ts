@@ -38,7 +38,7 @@ async function open(engine: Engine): Promise<{ storage: StorageEngine; close: ()
     return { storage, close: async () => (await storage.close(), rmSync(dir, { recursive: true, force: true })) };
   }
   const url = await freshDatabase();
-  const options = { url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 };
+  const options = { url, log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 };
   const storage = await openPostgresEngine(options);
   return { storage, close: async () => await storage.close() };
 }

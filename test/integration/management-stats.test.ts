@@ -113,7 +113,7 @@ describe("GET /v2/svc/stats/{id}: activity", () => {
       recorder.count(ALICE.userId, MessagingMetric.error, 1, at);
       recorder.count(ALICE.userId, MessagingMetric.failed, 1, at);
     }
-    recorder.flush();
+    await recorder.flush();
 
     for (const period of PERIOD_NAMES) {
       const st = await stats(period);
@@ -149,7 +149,7 @@ describe("GET /v2/svc/stats/{id}: activity", () => {
 
   test("earlier days of the month are billed on their own day", async () => {
     recorder.count(BOB.userId, MessagingMetric.billable, 300_000, Date.UTC(2026, 10, 3, 12));
-    recorder.flush();
+    await recorder.flush();
     const st = await stats("1h", BOB);
     expect(st.daily_billings[2]!.y).toBe(3); // free plan: 1 USD per 100,000
     expect(st.total_monthly_billing).toBe(3);

@@ -67,7 +67,7 @@ async function open(engine: Engine): Promise<{ storage: StorageEngine; close: ()
     const storage = openSqliteEngine({ path: join(dir, "svcd.sqlite"), busyTimeoutMs: 1000, log: silentLogger });
     return { storage, close: async () => (await storage.close(), rmSync(dir, { recursive: true, force: true })) };
   }
-  const storage = await openPostgresEngine({ url: await freshDatabase(), log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const storage = await openPostgresEngine({ url: await freshDatabase(), log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
   // Joined: this node owns every flow-control partition (it is alone).
   return { storage, close: async () => await storage.close() };
 }
@@ -327,7 +327,7 @@ describe.each(ENGINES)("storage engine: %s", (engine) => {
 
 test("PostgreSQL: two nodes appending to one workflow run at once keep its list in order", async () => {
   const url = await freshDatabase();
-  const open2 = () => openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const open2 = () => openPostgresEngine({ url, log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
   const [a, b] = [await open2(), await open2()];
   const runId = "wfr_two_nodes";
   await a.commit.run((tx) => a.stores.runs.insertRun(tx, workflowRun(runId)));
@@ -340,7 +340,7 @@ test("PostgreSQL: two nodes appending to one workflow run at once keep its list 
 
 test("PostgreSQL: two nodes firing the same schedule slot publish once", async () => {
   const url = await freshDatabase();
-  const open2 = () => openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const open2 = () => openPostgresEngine({ url, log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
   const a = await open2();
   const b = await open2();
   const row = {
@@ -363,7 +363,7 @@ test("PostgreSQL: two nodes firing the same schedule slot publish once", async (
 
 test("PostgreSQL: a message retried and claimed again in one tick is this node's attempt after the commit", async () => {
   const url = await freshDatabase();
-  const e = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const e = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
   const m = message();
   await e.commit.run((tx) => e.stores.messages.insert(tx, m));
   expect(await e.commit.run(async (tx) => (await e.stores.messages.due(tx, T0, 10)).map((d) => d.id))).toEqual([m.id]);
@@ -379,7 +379,7 @@ test("PostgreSQL: a message retried and claimed again in one tick is this node's
 
 test("PostgreSQL: an outcome batch's claims check locks its rows until its tick ends; a claim lost before is not this node's", async () => {
   const url = await freshDatabase();
-  const e = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
+  const e = await openPostgresEngine({ url, log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs: 2000, now: () => T0 });
   const other = new SQL(url, { max: 1 });
   const [kept, lost] = [message(), message()];
   await e.commit.run(async (tx) => {

@@ -29,8 +29,10 @@ import { PgWaitStore } from "./workflow-waits.ts";
 export interface PostgresEngineOptions {
   url: string;
   log: Logger;
-  /** Connections of this node for reads, the heartbeat and notifications (writes have one of their own). */
+  /** Connections of this node for reads and notifications (the writes and the heartbeat have theirs). */
   poolSize: number;
+  /** Ticks of writes in flight at once, each on a connection of its own: the main thread builds one while PostgreSQL runs the others. */
+  ticksInFlight: number;
   heartbeatMs: number;
   nodeTimeoutMs: number;
   /** The server clock (the engine stamps hand-backs with it). */
@@ -52,8 +54,6 @@ export const LOCK_TIMEOUT_MS = 2_000;
  * default node timeout, which only the heartbeat's own connection decides.
  */
 export const STATEMENT_TIMEOUT_MS = 2_500;
-/** Ticks of writes in flight at once: the main thread builds the next while PostgreSQL runs the others. */
-const TICKS_IN_FLIGHT = Number(process.env.SVC_DB_TICKS ?? 3);
 
 /**
  * Opens the PostgreSQL engine: checks the connection (a refusal is one StartError line), applies
@@ -69,7 +69,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   let beats: SQL;
   try {
     await migratePostgres(sql, postgresMigrations(MIGRATIONS, POSTGRES_MIGRATIONS));
-    writes = await connect(o.url, TICKS_IN_FLIGHT, {
+    writes = await connect(o.url, o.ticksInFlight, {
       lock_timeout: `${LOCK_TIMEOUT_MS}ms`,
       statement_timeout: `${STATEMENT_TIMEOUT_MS}ms`,
     });
@@ -143,7 +143,7 @@ export async function openPostgresEngine(o: PostgresEngineOptions): Promise<Post
   // The set-based statements that read what the tick wrote go last.
   const ticks = new PostgresTicks({
     pool: writes,
-    maxInFlight: TICKS_IN_FLIGHT,
+    maxInFlight: o.ticksInFlight,
     parts: [...cached, schedules, messages, events, waits, promotions, releases],
     beforeCommit: notifyOthers,
   });

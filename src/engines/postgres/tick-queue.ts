@@ -31,15 +31,6 @@ export interface Frame {
 const MAX_PARAMS = 60_000;
 export const control = (text: string): Statement => ({ text, params: [] });
 
-/**
- * Whether a statement takes or waits for row locks another tick of the node may want: everything
- * but a plain insert of new rows (or one that skips a conflict) and a notification.
- */
-export function mayWaitForLocks(text: string): boolean {
-  if (/^\s*INSERT\b/i.test(text)) return /\bDO\s+UPDATE\b/i.test(text);
-  return !/^\s*SELECT\s+pg_notify\b/i.test(text);
-}
-
 /** The pieces' statements, in order. */
 export const statementsOf = (pieces: Piece[]): Statement[] => pieces.map(statementOf);
 
@@ -75,8 +66,6 @@ export class TickQueue {
   readonly frames: Frame[] = [];
   /** The number of the write under way (-1 between writes). */
   write = -1;
-  /** A statement queued since the last take may wait for another transaction's row lock (see mayWaitForLocks). */
-  locking = false;
 
   get empty(): boolean {
     return this.queued.length === 0 && this.late.length === 0;
@@ -100,7 +89,6 @@ export class TickQueue {
   }
 
   queue(text: string, params: readonly unknown[] = []): void {
-    this.locking ||= mayWaitForLocks(text);
     this.queued.push({ kind: "statement", statement: { text, params }, write: this.write });
   }
 
@@ -118,12 +106,10 @@ export class TickQueue {
 
   /** A statement on behalf of write `write`, which ended (see insertLate). */
   queueLate(text: string, params: readonly unknown[], write: number): void {
-    this.locking ||= mayWaitForLocks(text);
     this.late.push({ kind: "statement", statement: { text, params }, write });
   }
 
   private insertInto(queued: Queued[], table: string, row: PgRow, suffix: string, write: number): void {
-    this.locking ||= /\bDO\s+UPDATE\b/i.test(suffix);
     const columns = Object.keys(row);
     const values = columns.map((c) => row[c] ?? null);
     const last = queued[queued.length - 1];
@@ -143,7 +129,6 @@ export class TickQueue {
   }
 
   queueEach(text: string, key: unknown): void {
-    this.locking ||= mayWaitForLocks(text);
     const last = this.queued[this.queued.length - 1];
     if (last?.kind === "each" && last.text === text && last.rows.length < MAX_PARAMS) {
       last.rows.push([key]);

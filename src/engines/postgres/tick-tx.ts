@@ -10,7 +10,7 @@ import {
   type Settled,
   type Statement,
 } from "./pipeline.ts";
-import { byWrite, control, mayWaitForLocks, statementsOf, TickQueue, type Frame, type Piece } from "./tick-queue.ts";
+import { byWrite, control, statementsOf, TickQueue, type Frame, type Piece } from "./tick-queue.ts";
 
 /**
  * One tick's transaction on a connection of its own. The writes of the tick run one after the
@@ -34,8 +34,6 @@ export class TickTransaction {
   private answered = false;
   /** Writes that ended well but whose statements PostgreSQL refused afterwards, and why. */
   readonly failedWrites = new Map<number, PgWriteError>();
-  /** The tick holds the node's turn (see `takeTurn`). */
-  private turnHeld = false;
 
   constructor(
     private readonly conn: Connection,
@@ -44,20 +42,7 @@ export class TickTransaction {
      * ended goes now (`queue`/`insert` with their write), in the same batch as their statements.
      */
     private readonly beforeSend: () => void = () => {},
-    /**
-     * Waits for the node's turn to send statements that take row locks: one tick of the node at a
-     * time holds it, until it ends, so two of them never wait for each other's locks in a circle
-     * (the others only insert new rows, which waits for no tick of the node).
-     */
-    private readonly takeTurn: () => Promise<void> = async () => {},
   ) {}
-
-  /** Takes the node's turn before statements that may wait for row locks go out (`own`: one more about to). */
-  private async turnFor(own?: string): Promise<void> {
-    if (this.turnHeld || (!this.q.locking && (own === undefined || !mayWaitForLocks(own)))) return;
-    await this.takeTurn();
-    this.turnHeld = true;
-  }
 
   /** The error that lost the whole tick, if one did. */
   get failed(): PgWriteError | null {
@@ -91,7 +76,6 @@ export class TickTransaction {
     this.q.write = -1;
     if (!frame.sent || this.failure) return undefined;
     try {
-      await this.turnFor();
       return await this.closeFrame(frame, ok);
     } catch (error) {
       // The tick is lost (the connection failed): its commit says so to every write.
@@ -162,7 +146,6 @@ export class TickTransaction {
   async query(text: string, params: readonly unknown[] = []): Promise<PgRow[]> {
     this.throwIfFailed();
     this.beforeSend();
-    await this.turnFor(text);
     const { ended, own } = this.q.takeForSending();
     own.push({ text, params });
     this.answered = true;
@@ -179,7 +162,6 @@ export class TickTransaction {
    */
   async commit(): Promise<void> {
     this.throwIfFailed();
-    await this.turnFor();
     const { ended } = this.q.takeForSending();
     if (!this.open && ended.length === 0) return;
     if (!this.answered) return this.commitUnanswered(ended);
@@ -264,9 +246,11 @@ export class TickTransaction {
       this.throwIfLost(settled);
       const refused = firstRefusal(settled);
       if (!refused) continue;
+      // A statement of the tick's own (a queue's promotion, after the writes) fails the tick.
+      if (write < 0) throw refused;
       await this.must(control("ROLLBACK TO SAVEPOINT c"));
       await this.must(control("RELEASE SAVEPOINT c"));
-      if (write >= 0) this.failedWrites.set(write, refused);
+      this.failedWrites.set(write, refused);
     }
   }
 

@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import { unavailable } from "../../core/errors.ts";
 import { isStorageUnavailable } from "../../store/errors.ts";
 import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
+import { PgWriteError } from "./pipeline.ts";
 import { TickTransaction } from "./tick-tx.ts";
 import { PgWrite, sqlIn, type TickPart, type TxSql } from "./tick-write.ts";
 
@@ -9,11 +10,24 @@ export { sqlOf, writeOf, PgWrite, type TickPart, type TxSql } from "./tick-write
 
 interface PendingWrite {
   write: Write<unknown>;
+  /** Times it lost a lock conflict and went back to wait for a later tick. */
+  conflicts: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Times a write goes back to wait for a later tick when it lost a lock conflict: PostgreSQL broke
+ * a deadlock between two ticks by failing its statement, or a row it needed stayed locked past
+ * `lock_timeout` (another node, or anyone, held it). Undone alone, it runs again as if its caller
+ * had retried; only after these many does the caller get the 503.
+ */
+const LOCK_CONFLICT_RETRIES = 5;
+const LOCK_CONFLICTS = new Set(["40P01", "55P03", "40001"]);
+const mayRunAgain = (item: PendingWrite, error: unknown) =>
+  error instanceof PgWriteError && LOCK_CONFLICTS.has(error.code ?? "") && item.conflicts < LOCK_CONFLICT_RETRIES;
 
 /** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
 const FOLLOW_UP_MS = 500;
@@ -43,14 +57,11 @@ export class PostgresTicks implements Transactor {
   private readonly inFlight = new Set<Promise<void>>();
   /** A tick that must run alone is in flight (see `canStart`). */
   private alone = false;
-  /** The tick holding the node's turn to take row locks (see TickTransaction's `takeTurn`), and those waiting for it. */
-  private turnHolder: TickTransaction | null = null;
-  private readonly turnWaiters: Array<{ tick: TickTransaction; take: () => void }> = [];
   private inFlightWrites = 0;
   private readonly committedObservers: Array<() => void> = [];
   private followUpTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
-  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0, refusedWrites: 0 };
+  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0, refusedWrites: 0, retriedWrites: 0 };
 
   constructor(private readonly o: PostgresTicksOptions) {}
 
@@ -68,7 +79,7 @@ export class PostgresTicks implements Transactor {
 
   run<T>(write: Write<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ write, conflicts: 0, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -191,22 +202,6 @@ export class PostgresTicks implements Transactor {
     }, FOLLOW_UP_MS);
   }
 
-  /** Waits until no other tick holds the node's turn, then gives it to `tick` until it ends. */
-  private takeTurn(tick: TickTransaction): Promise<void> {
-    if (this.turnHolder === null) {
-      this.turnHolder = tick;
-      return Promise.resolve();
-    }
-    return new Promise((take) => this.turnWaiters.push({ tick, take }));
-  }
-
-  private releaseTurn(tick: TickTransaction | null): void {
-    if (tick === null || this.turnHolder !== tick) return;
-    const next = this.turnWaiters.shift();
-    this.turnHolder = next?.tick ?? null;
-    next?.take();
-  }
-
   private async commitTick(batch: PendingWrite[]): Promise<void> {
     let conn: Awaited<ReturnType<SQL["reserve"]>> | null = null;
     let tick: TickTransaction | null = null;
@@ -216,7 +211,7 @@ export class PostgresTicks implements Transactor {
       const flushEnded = () => {
         for (const part of this.o.parts) part.flushEnded?.(opened, sql);
       };
-      const opened: TickTransaction = new TickTransaction(conn, flushEnded, () => this.takeTurn(opened));
+      const opened: TickTransaction = new TickTransaction(conn, flushEnded);
       const sql = sqlIn(opened);
       tick = opened;
       for (const part of this.o.parts) part.begin?.(tick, sql);
@@ -229,12 +224,10 @@ export class PostgresTicks implements Transactor {
     } catch (error) {
       if (tick) await tick.rollback();
       conn?.release();
-      this.releaseTurn(tick);
       this.failTick(tick, batch, ran.writes, error);
       return;
     }
     conn.release();
-    this.releaseTurn(tick);
     // Writes that ended well but whose statements PostgreSQL refused later: undone alone.
     for (const [n, error] of tick.failedWrites) {
       for (const part of this.o.parts) part.drop?.(tick, n);
@@ -243,21 +236,34 @@ export class PostgresTicks implements Transactor {
       ran.outcomes[n] = { ok: false, error };
     }
     this.counts.commits++;
-    for (const outcome of ran.outcomes) {
-      if (outcome.ok) this.counts.writes++;
-      else if (isStorageUnavailable(outcome.error)) this.counts.refusedWrites++;
-    }
     // Settled before anyone hears of it: a caller resumed by this commit (the idle probe) must not
     // count these writes as still pending.
     this.inFlightWrites -= batch.length;
     for (const part of this.o.parts) part.finish?.(tick, true);
     for (const write of ran.writes) runFollowUps(write.followUps, true);
     for (const observe of this.committedObservers) observe();
+    const again: PendingWrite[] = [];
     batch.forEach((item, i) => {
       const outcome = ran.outcomes[i]!;
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
+      if (outcome.ok) {
+        this.counts.writes++;
+        item.resolve(outcome.value);
+      } else if (mayRunAgain(item, outcome.error)) again.push(item);
+      else {
+        if (isStorageUnavailable(outcome.error)) this.counts.refusedWrites++;
+        item.reject(outcome.error);
+      }
     });
+    this.runAgain(again);
+  }
+
+  /** Writes that lost a lock conflict go first into the next tick. */
+  private runAgain(items: PendingWrite[]): void {
+    if (items.length === 0) return;
+    for (const item of items) item.conflicts++;
+    this.counts.retriedWrites += items.length;
+    this.pending.unshift(...items);
+    this.schedule();
   }
 
   private failTick(tick: TickTransaction | null, batch: PendingWrite[], writes: PgWrite[], error: unknown): void {
@@ -265,8 +271,11 @@ export class PostgresTicks implements Transactor {
     if (tick) for (const part of this.o.parts) part.finish?.(tick, false);
     for (const write of writes) runFollowUps(write.followUps, false);
     const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
-    for (const item of batch) item.reject(failure);
+    // A lock conflict outside the writes (a queue's promotion waiting for its row) undid the whole tick.
+    const again = batch.filter((item) => mayRunAgain(item, error));
+    for (const item of batch) if (!again.includes(item)) item.reject(failure);
     this.counts.failedCommits++;
+    this.runAgain(again);
     this.followUpIfNeeded();
   }
 }

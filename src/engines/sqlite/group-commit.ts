@@ -85,7 +85,7 @@ export class GroupCommit implements Transactor {
   /** The turn of the event loop the tick under way began in (see `sameTurn`); 0 between ticks. */
   private turn = 0;
   private turns = 0;
-  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0, refusedWrites: 0 };
+  readonly counts: CommitCounts = { commits: 0, failedCommits: 0, writes: 0, refusedWrites: 0, retriedWrites: 0 };
 
   // Prepared once: compiling these statements again for every write cost more than a savepoint itself.
   private readonly begin;

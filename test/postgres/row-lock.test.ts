@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
+import { parseExposition } from "../helpers/prometheus.ts";
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitUntil } from "../helpers/wait.ts";
+
+/**
+ * Someone else holds a queue's row locked (an operator's open transaction, another node's slow
+ * one) past the engine's lock_timeout: the tick promoting that queue's messages waits for it, and
+ * nothing else does. Publishes to another queue and the health probe keep answering meanwhile;
+ * the waiting publish runs again when its wait times out, and answers 200 once the row is free.
+ */
+
+let s: TestServer;
+let rx: Receiver;
+let outside: SQL;
+
+beforeAll(async () => {
+  s = await startTestServer({ engine: "postgres" });
+  rx = await startReceiver();
+  outside = new SQL(s.config.dbPath!);
+});
+afterAll(async () => {
+  await outside.close();
+  rx.stop();
+  await s.stop();
+});
+
+const enqueue = (queue: string, body: string) => s.api(`/v2/enqueue/${queue}/${rx.url}/${queue}`, { method: "POST", body });
+const retriedWrites = async () => {
+  const res = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
+  return parseExposition(await res.text()).value("svcd_storage_writes_retried_total");
+};
+/** Backends of the server's database waiting for a lock right now. */
+const waitingForLocks = async () => {
+  const [row] = await outside<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+  return row!.n;
+};
+
+test("a queue's row locked from outside holds only the publishes to that queue", async () => {
+  for (const queue of ["held", "free"]) expect((await enqueue(queue, "first")).status).toBe(200);
+  await waitUntil(() => rx.received.length === 2);
+
+  const locker = await outside.reserve();
+  await locker`BEGIN`;
+  await locker`SELECT 1 FROM queues WHERE name = 'held' FOR UPDATE`;
+
+  const answers: string[] = [];
+  const held = enqueue("held", "second").then((res) => answers.push(`held ${res.status}`));
+  await waitUntil(async () => (await waitingForLocks()) > 0);
+
+  for (let i = 0; i < 5; i++) {
+    answers.push(`free ${(await enqueue("free", String(i))).status}`);
+    answers.push(`health ${(await fetch(`${s.url}/__svc/health`)).status}`);
+  }
+  // The publish waited past lock_timeout and went again in a later transaction: still unanswered.
+  await waitUntil(async () => (await retriedWrites()) >= 1, { timeoutMs: 15_000 });
+  expect(answers).toHaveLength(10);
+  expect(answers.every((a) => a.endsWith(" 200"))).toBe(true);
+
+  await locker`COMMIT`;
+  locker.release();
+  await held;
+  expect(answers.at(-1)).toBe("held 200");
+  await waitUntil(() => rx.received.filter((r) => r.path === "/held").length === 2);
+  expect(rx.received.filter((r) => r.path === "/free")).toHaveLength(6);
+}, 30_000);
