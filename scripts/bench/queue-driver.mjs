@@ -6,7 +6,10 @@
  * --role produce) enqueues, as svcd's load generator publishes from a process of its own.
  *
  *   .bench-peers/node_modules/node/bin/node .bench-peers/<driver>.mjs --db postgres://… --sink http://127.0.0.1:port \
- *        [--messages 20000] [--connections 64] [--concurrency 64]
+ *        [--messages 20000] [--connections 64] [--concurrency 64] [--tuned]
+ *
+ * --tuned: the library set up for throughput as its own docs advise (each driver says how), instead
+ * of its defaults.
  *
  * End to end: from the moment the producers are told to start (their first enqueue) to the last of
  * the messages counted by the sink (its own arrival stamp, on the same cross-process wall clock as
@@ -24,6 +27,7 @@ export function options() {
       connections: { type: "string", default: "64" },
       concurrency: { type: "string", default: "64" },
       role: { type: "string", default: "work" },
+      tuned: { type: "boolean", default: false },
     },
   });
   if (!values.db || !values.sink) throw new Error("--db and --sink are required");
@@ -34,6 +38,7 @@ export function options() {
     connections: Number(values.connections),
     concurrency: Number(values.concurrency),
     role: values.role,
+    tuned: values.tuned,
   };
 }
 
