@@ -1,7 +1,8 @@
 /**
- * The PostgreSQL comparison of `npm run bench` (rows 9a–9d), alone: svcd on PostgreSQL with 1, 2
- * and 3 nodes against svcd on SQLite, pg-boss and graphile-worker on the same embedded PostgreSQL,
- * end to end (scripts/bench/measure-postgres.ts says how). Prints the rows and the table. The first
+ * The PostgreSQL comparison of `npm run bench` (rows 9a–9h), alone: svcd on PostgreSQL with 1, 2
+ * and 3 nodes against svcd on SQLite, pg-boss and graphile-worker (with their defaults, and tuned)
+ * on the same embedded PostgreSQL, end to end, then PostgreSQL 2 ms away behind a delay proxy
+ * (scripts/bench/measure-postgres.ts and measure-remote.ts say how). Prints the rows and the table. The first
  * run installs pg-boss, graphile-worker and their Node 22 into .bench-peers/ (scripts/bench/peers.ts).
  *
  *   bun scripts/bench-postgres.ts [--messages 20000] [--connections 64] [--json]

@@ -10,9 +10,10 @@
  * Processes: svcd under test (`bun src/main.ts --port 0 --db <tmp> --log-level warn`), the
  * delivery sink and the bare baseline server each run on their own; the load generator
  * (scripts/bench/load.ts) runs here and drives both sides of every comparison. The PostgreSQL
- * comparison (rows 9a–9d, scripts/bench/measure-postgres.ts) starts the embedded PostgreSQL of the
+ * comparison (rows 9a–9h, scripts/bench/measure-postgres.ts) starts the embedded PostgreSQL of the
  * tests, and runs pg-boss and graphile-worker on the Node 22 of the `node` package, all three
- * installed on first use into .bench-peers/ (scripts/bench/peers.ts).
+ * installed on first use into .bench-peers/ (scripts/bench/peers.ts); rows 9e–9h run through a
+ * delay proxy in front of it (scripts/bench/measure-remote.ts).
  */
 import { mkdtempSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -246,7 +247,7 @@ await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delay
 await step("tracing on / off", async () => void (results.tracing = await measureTracing(sink, BENCH.tracingMessages)));
 await step("statistics", async () => void (results.statistics = await measureStatistics()));
 await step("start of the compiled binary", async () => void (results.start = await measureStart()));
-await step("PostgreSQL: svcd on 1–3 nodes and on SQLite, pg-boss, graphile-worker", async () => {
+await step("PostgreSQL: svcd on 1–3 nodes and on SQLite, pg-boss, graphile-worker; PostgreSQL 2 ms away", async () => {
   results.postgres = await measurePostgres({ messages: BENCH.postgresMessages, connections: BENCH.connections, sink, log });
   await stopTestPostgres();
 });

@@ -108,3 +108,15 @@ export function startDelayProxy(o: { target: { host: string; port: number }; del
   });
   return { port: listener.port, stop: () => listener.stop(true) };
 }
+
+/**
+ * As a process of its own (measure-remote.ts runs it so, apart from the bench's load generator):
+ *   bun scripts/bench/delay-proxy.ts <target host> <target port> <delayMs>
+ * prints "listening on tcp://127.0.0.1:<port>" and proxies until killed.
+ */
+if (import.meta.main) {
+  const [host, port, delayMs] = process.argv.slice(2);
+  if (!host || !port || !delayMs) throw new Error("usage: delay-proxy.ts <target host> <target port> <delayMs>");
+  const proxy = startDelayProxy({ target: { host, port: Number(port) }, delayMs: Number(delayMs) });
+  console.log(`listening on tcp://127.0.0.1:${proxy.port}`);
+}
