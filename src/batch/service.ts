@@ -6,7 +6,7 @@ import { firstProblem } from "../core/validation.ts";
 import type { Wake } from "../core/wake.ts";
 import { parseDestination } from "../messages/destination.ts";
 import { checkName } from "../messages/options.ts";
-import type { PublishedMessage, PublishInput, PublishService } from "../messages/publish.ts";
+import { copiesOf, type PublishedMessage, type PublishInput, type PublishService } from "../messages/publish.ts";
 import type { QueueService } from "../queues/service.ts";
 import { headerPairs, toHeaders } from "../util/header-pairs.ts";
 
@@ -56,7 +56,7 @@ export class BatchService {
         if (!p.ok) return { error: p.error.message };
         try {
           const { messages, options } = p.plan;
-          const stored = await this.ctx.commit.run((tx) => this.publisher.store(tx, messages, options, p.input, now));
+          const stored = await this.ctx.commit.run((tx) => this.publisher.store(tx, copiesOf(messages), options, p.input, now));
           return p.plan.isGroup ? stored : stored[0]!;
         } catch (error) {
           // A refused element answers in its place; storage that failed answers for the whole

@@ -62,8 +62,6 @@ export class Dispatcher implements BackgroundService {
   private readonly maxInFlight: number;
   /** Claimed in the commit that is under way, not yet handed to a worker (a cancel drops them). */
   private readonly claiming = new Map<string, MessageRecord>();
-  /** What the claim pass under way has claimed (given back to the gate if its write fails). */
-  private passClaims: MessageRecord[] = [];
   /** The last claim pass found every due message (it did not stop for lack of room). */
   private caughtUp = false;
   private pumpScheduled = false;
@@ -163,8 +161,12 @@ export class Dispatcher implements BackgroundService {
   async forget(tx: WriteTx, messageId: string): Promise<void> {
     const claimed = this.claiming.get(messageId);
     if (claimed) {
-      // Cancelled in the same commit that claimed it: it never reaches a worker.
+      // Cancelled in the same commit that claimed it: it never reaches a worker (unless the
+      // cancel is not stored after all).
       this.claiming.delete(messageId);
+      tx.afterCommit((committed) => {
+        if (!committed) this.claiming.set(messageId, claimed);
+      });
       await this.gate.released(tx, claimed, this.clock.now());
       return;
     }
@@ -224,7 +226,6 @@ export class Dispatcher implements BackgroundService {
     this.deps.commit.run((tx) => this.claimDue(tx, now)).then(
       async (claimed) => {
         this.pumpScheduled = false;
-        this.passClaims = [];
         // Stopped while the claim was committing: those stay ACTIVE and are due again at the next start.
         if (!this.running) {
           for (const m of claimed) this.claiming.delete(m.id);
@@ -245,9 +246,7 @@ export class Dispatcher implements BackgroundService {
       },
       (error) => {
         this.pumpScheduled = false;
-        // The claim was rolled back: the gate gets back what it admitted.
-        releaseInOwnWrite(this.deps, this.passClaims.filter((m) => this.claiming.delete(m.id)), now);
-        this.passClaims = [];
+        // The claim was rolled back, and with it what it counted in memory (see claimDue).
         this.caughtUp = false;
         // Without a retry the due messages would wait for the next publish to wake the dispatcher.
         this.retryLater("claiming due messages", error);
@@ -265,8 +264,11 @@ export class Dispatcher implements BackgroundService {
   /** Runs inside the write `tx`: claims what is due, up to the room left in flight. */
   private async claimDue(tx: WriteTx, now: number): Promise<MessageRecord[]> {
     const all: MessageRecord[] = [];
-    this.passClaims = all;
     this.caughtUp = false;
+    // Not stored (the write failed, or runs again after a lock conflict): not claimed either.
+    tx.afterCommit((committed) => {
+      if (!committed) for (const m of all) this.claiming.delete(m.id);
+    });
     let room = this.maxInFlight - this.inFlight.size - this.claiming.size;
     while (room > 0) {
       const limit = Math.min(room, CLAIM_BATCH);

@@ -20,11 +20,6 @@ const OUTCOME_BATCH_MS = 5;
 const STORAGE_RETRY_MS = 500;
 
 /** In-memory consequences of recording outcomes, kept apart so a rolled-back batch can undo them. */
-interface BatchEffects {
-  closed: Attempt[];
-  finished: MessageRecord[];
-}
-
 export interface OutcomeRecorderDeps {
   config: Pick<ServerConfig, "retryDelayScale">;
   clock: Clock;
@@ -95,11 +90,10 @@ export class OutcomeRecorder implements BackgroundService {
       this.deps.wake();
       return Promise.resolve();
     }
-    const effects: BatchEffects = { closed: [], finished: [] };
     // Recorded in the group commit of this tick. Until it commits, the attempts are still in
     // flight for the dispatcher's idle check.
     this.recording += batch.length;
-    return this.deps.commit.run((tx) => this.recordBatch(tx, batch, effects)).then(
+    return this.deps.commit.run((tx) => this.recordBatch(tx, batch)).then(
       () => {
         this.recording -= batch.length;
         this.deps.wake();
@@ -107,9 +101,9 @@ export class OutcomeRecorder implements BackgroundService {
       (error) => {
         this.recording -= batch.length;
         // Nothing of the batch was stored (lock held past the busy timeout, disk full): the
-        // attempts stay in flight and are recorded once storage answers again. After a stop they
-        // stay ACTIVE in the database and are delivered again at the next start.
-        for (const attempt of effects.closed) this.deps.inFlight.restore(attempt);
+        // attempts stay in flight (the failed write gave them back) and are recorded once storage
+        // answers again. After a stop they stay ACTIVE in the database and are delivered again at
+        // the next start.
         this.outcomes = batch.concat(this.outcomes);
         if (this.stopped) return;
         this.scheduled = true;
@@ -128,40 +122,46 @@ export class OutcomeRecorder implements BackgroundService {
    * faulty one stays ACTIVE, to be delivered again at the next start. (A savepoint per outcome
    * on every batch cost a fifth of the delivery throughput.)
    */
-  private async recordBatch(tx: WriteTx, batch: DeliveryOutcome[], effects: BatchEffects): Promise<void> {
-    const { inFlight, log } = this.deps;
-    const tried: BatchEffects = { closed: [], finished: [] };
+  private async recordBatch(tx: WriteTx, batch: DeliveryOutcome[]): Promise<void> {
+    const { log } = this.deps;
+    const finished: MessageRecord[] = [];
     // One read for the batch: which of its attempts are still this process's.
     const held = await this.deps.claims.stillClaimed(tx, this.claimedIds(batch));
     try {
       await tx.nested(async (tx) => {
-        for (const outcome of batch) await this.record(tx, outcome, tried, held);
+        for (const outcome of batch) await this.record(tx, outcome, finished, held);
       });
     } catch (error) {
-      for (const attempt of tried.closed) inFlight.restore(attempt);
+      // The savepoint gave the batch's attempts back.
       if (isStorageUnavailable(error)) throw error;
+      finished.length = 0;
       for (const outcome of batch) {
-        const one: BatchEffects = { closed: [], finished: [] };
         try {
+          const one: MessageRecord[] = [];
           await tx.nested((tx) => this.record(tx, outcome, one, held));
-          effects.closed.push(...one.closed);
-          await this.release(tx, one.finished);
+          finished.push(...one);
         } catch (failure) {
-          if (isStorageUnavailable(failure)) {
-            for (const attempt of one.closed) inFlight.restore(attempt);
-            throw failure;
-          }
+          if (isStorageUnavailable(failure)) throw failure;
           // Its attempt is closed all the same: the message stays ACTIVE until the next start.
+          this.close(tx, outcome);
           log.error("recording a delivery outcome failed", {
             messageId: outcome.messageId,
             error: String((failure as Error)?.stack ?? failure),
           });
         }
       }
-      return;
     }
-    effects.closed.push(...tried.closed);
-    await this.release(tx, tried.finished);
+    await this.release(tx, finished);
+  }
+
+  /** Closes the outcome's attempt for the write `tx`: open again if the write is not stored. */
+  private close(tx: WriteTx, outcome: DeliveryOutcome): Attempt | undefined {
+    const attempt = this.deps.inFlight.close(outcome.ticket);
+    if (attempt)
+      tx.afterCommit((committed) => {
+        if (!committed) this.deps.inFlight.restore(attempt);
+      });
+    return attempt;
   }
 
   /** The messages of the batch's attempts still in flight. */
@@ -175,18 +175,17 @@ export class OutcomeRecorder implements BackgroundService {
     for (const m of messages) await this.deps.gate.released(tx, m, now);
   }
 
-  private async record(tx: WriteTx, outcome: DeliveryOutcome, effects: BatchEffects, held: Set<string>): Promise<void> {
+  private async record(tx: WriteTx, outcome: DeliveryOutcome, finished: MessageRecord[], held: Set<string>): Promise<void> {
     const { clock, lifecycle, dialect, config } = this.deps;
-    const attempt = this.deps.inFlight.close(outcome.ticket);
+    const attempt = this.close(tx, outcome);
     if (!attempt) return;
-    effects.closed.push(attempt);
     const m = attempt.message;
     const now = clock.now();
     if (!held.has(m.id)) {
       // Handed back to the others while this attempt ran (this process was presumed dead: another
       // process delivers it again), or cancelled through another process: not recorded.
       this.deps.log.warn("delivery outcome ignored: the message is no longer this node's (handed back, or cancelled through another node)", { messageId: m.id });
-      effects.finished.push(m);
+      finished.push(m);
       return;
     }
     const refused = this.deps.refuseAnswer && (await this.deps.refuseAnswer(tx, m, outcome));
@@ -201,6 +200,6 @@ export class OutcomeRecorder implements BackgroundService {
     if (decision.kind === "delivered") await lifecycle.delivered(tx, m, outcome, now);
     else if (decision.kind === "retry") await lifecycle.retrying(tx, m, outcome, decision.at, decision.error, now);
     else await lifecycle.failed(tx, m, outcome, decision.error, now);
-    effects.finished.push(m);
+    finished.push(m);
   }
 }

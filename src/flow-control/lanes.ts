@@ -48,8 +48,22 @@ export class FlowLanes {
       await this.store.hold(tx, m.id);
       return false;
     }
-    this.outstanding.set(lane, n + 1);
+    this.count(tx, lane, +1);
     return true;
+  }
+
+  /** Counts an attempt of the lane in or out with the write `tx`, which undoes it if not stored. */
+  private count(tx: WriteTx, lane: string, delta: number): void {
+    this.add(lane, delta);
+    tx.afterCommit((committed) => {
+      if (!committed) this.add(lane, -delta);
+    });
+  }
+
+  private add(lane: string, delta: number): void {
+    const n = (this.outstanding.get(lane) ?? 0) + delta;
+    if (n > 0) this.outstanding.set(lane, n);
+    else this.outstanding.delete(lane);
   }
 
   /** Runs inside the write that records the attempt's end (or disowns it). */
@@ -59,9 +73,7 @@ export class FlowLanes {
 
   private async releasedKeyed(tx: WriteTx, accountId: string, flow: FlowControl, nowMs: number): Promise<void> {
     const lane = laneKey(accountId, flow.key);
-    const n = (this.outstanding.get(lane) ?? 1) - 1;
-    if (n > 0) this.outstanding.set(lane, n);
-    else this.outstanding.delete(lane);
+    if (this.outstanding.has(lane)) this.count(tx, lane, -1);
     if (!this.settings.isPaused(accountId, flow.key)) await this.release(tx, accountId, flow.key, 1, nowMs);
   }
 

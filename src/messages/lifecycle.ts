@@ -77,9 +77,14 @@ export class MessageLifecycle {
     await this.events.emit(tx, "created", { message: m, atMs: nowMs });
     if (!claiming) return;
     await this.claimed(tx, m, nowMs);
-    // The record now says what its row says (the publisher's wake reads it; a worker gets it).
+    // The record now says what its row says (the publisher's wake reads it; a worker gets it),
+    // and what it said before if the write is not stored (it may run again).
+    const { state, dispatchAt } = m;
     m.state = "ACTIVE";
     m.dispatchAt = null;
+    tx.afterCommit((committed) => {
+      if (!committed) Object.assign(m, { state, dispatchAt });
+    });
     claiming.took(tx, m, nowMs);
   }
 

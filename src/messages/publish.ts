@@ -139,8 +139,9 @@ export class PublishService {
   async publish(input: PublishInput): Promise<PublishResult> {
     const { messages, options, isGroup } = await this.prepare(null, input);
     const now = this.ctx.clock.now();
-    const results = await this.ctx.commit.run((tx) => this.store(tx, messages, options, input, now));
-    this.wake(earliestDue(messages));
+    let stored = messages;
+    const results = await this.ctx.commit.run((tx) => this.store(tx, (stored = copiesOf(messages)), options, input, now));
+    this.wake(earliestDue(stored));
     const allDuplicates = results.every((r) => r.deduplicated);
     return { status: allDuplicates ? 202 : 200, body: isGroup ? results : results[0]! };
   }
@@ -170,7 +171,11 @@ export class PublishService {
     return { messages, options, isGroup: input.destination.kind === "group" };
   }
 
-  /** Runs inside the write `tx`: stores each message unless it is a duplicate. */
+  /**
+   * Runs inside the write `tx`: stores each message unless it is a duplicate. The records become
+   * what their rows say (claimed on insert, joined to a workflow run): each run of the write
+   * takes `copiesOf` them, as it may run again (PostgreSQL, after a lock conflict).
+   */
   async store(
     tx: WriteTx,
     messages: MessageRecord[],
@@ -180,8 +185,8 @@ export class PublishService {
   ): Promise<PublishedMessage[]> {
     const admitted = this.admit ? await this.admit(tx, input, messages, options, now) : undefined;
     const duplicates = await this.deduplicate(tx, messages, options, now);
-    this.usage.count(input.account.id, MessagingMetric.requests, 1, now);
-    if (input.body.length > 0) this.usage.count(input.account.id, MessagingMetric.bandwidth, input.body.length, now);
+    this.usage.countStored(tx, input.account.id, MessagingMetric.requests, 1, now);
+    if (input.body.length > 0) this.usage.countStored(tx, input.account.id, MessagingMetric.bandwidth, input.body.length, now);
     const results: PublishedMessage[] = [];
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
@@ -228,3 +233,6 @@ export class PublishService {
     };
   }
 }
+
+/** Records of their own for one run of a write that stores them (see `PublishService.store`). */
+export const copiesOf = (messages: readonly MessageRecord[]): MessageRecord[] => messages.map((m) => ({ ...m }));

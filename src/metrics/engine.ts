@@ -103,6 +103,12 @@ export class MetricsEngine implements UsageRecorder, BackgroundService {
     this.add(owner, metric, atMs, Part.sum, value);
   }
 
+  countStored(tx: WriteTx, owner: string, metric: string, value: number, atMs: number): void {
+    tx.afterCommit((committed) => {
+      if (committed) this.count(owner, metric, value, atMs);
+    });
+  }
+
   /** One latency sample, in ms. */
   observe(owner: string, metric: string, latencyMs: number, atMs: number): void {
     if (!Number.isFinite(latencyMs) || latencyMs < 0) return;

@@ -1,9 +1,15 @@
+import type { WriteTx } from "../store/transactor.ts";
+
 /**
  * What the messaging engine reports to the usage-metrics engine. Counters are per owner (account
  * or index id), per metric, per minute; the engine decides how they are stored and rolled up.
  */
 export interface UsageRecorder {
-  count(owner: string, metric: string, value: number, atMs: number): void;
+  /**
+   * Counts with the write `tx` that did it: once it is stored (a write that fails, or runs again
+   * after a lock conflict, counts nothing).
+   */
+  countStored(tx: WriteTx, owner: string, metric: string, value: number, atMs: number): void;
 }
 
 /** Metric names the messaging engine records for an account. */

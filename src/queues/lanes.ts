@@ -56,7 +56,7 @@ export class QueueLanes {
 
   /** The queue, created with defaults when a message names a queue that does not exist yet. */
   async ensure(tx: WriteTx, accountId: string, name: string, nowMs: number): Promise<QueueRow> {
-    const existing = await this.store.get(tx, accountId, name);
+    const existing = await this.store.hold(tx, accountId, name);
     if (existing) return existing;
     const max = this.accounts.byId(accountId)?.limits.maxQueues ?? Infinity;
     if ((await this.store.count(tx, accountId)) >= max) throw quotaExceeded(`too many queues: the plan allows ${max}`);

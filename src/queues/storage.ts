@@ -19,6 +19,12 @@ export interface QueueChange {
 /** Queues as every engine keeps them; `list` and `lag` are read outside writes, `get` and `count` both ways. */
 export interface QueueStorage {
   get(tx: WriteTx | null, accountId: string, name: string): Promise<QueueRow | undefined>;
+  /**
+   * The queue as stored, which no other write can delete or change until `tx` ends (PostgreSQL
+   * locks its row; SQLite's writes run one at a time): a message parked in it is then in a queue
+   * that exists, whichever write on whichever node deletes the queue at the same moment.
+   */
+  hold(tx: WriteTx, accountId: string, name: string): Promise<QueueRow | undefined>;
   list(accountId: string): Promise<QueueRow[]>;
   count(tx: WriteTx | null, accountId: string): Promise<number>;
   /**

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context/app-context.ts";
 import type { BackgroundService } from "../core/service.ts";
 import type { Wake } from "../core/wake.ts";
-import type { PublishService } from "../messages/publish.ts";
+import { copiesOf, type PublishService } from "../messages/publish.ts";
 import { refusedByStorage } from "../store/errors.ts";
 import { nextRunAfter } from "./cron.ts";
 import { replayInput } from "./replay.ts";
@@ -150,7 +150,7 @@ export class Scheduler implements BackgroundService {
       const input = replayInput(row, account);
       const { messages, options } = await this.publisher.prepare(null, input);
       return async (tx) => {
-        const published = await this.publisher.store(tx, messages, options, input, now);
+        const published = await this.publisher.store(tx, copiesOf(messages), options, input, now);
         return published.filter((r) => !r.deduplicated).map((r) => r.messageId);
       };
     } catch (error) {

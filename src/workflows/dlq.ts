@@ -220,7 +220,7 @@ export class WorkflowDlq {
       if (failedEntry && e.position >= failedEntry.position) break;
       await runs.appendStep(tx, { ...e, runId: run.runId });
     }
-    const m = this.newRuns.message(failed, run, overrides, nowMs);
+    const m = this.newRuns.message(tx, failed, run, overrides, nowMs);
     const callType = failedEntry?.callType ?? (failed.workflow!.callType === "fromCallback" ? "fromCallback" : "step");
     const again = { body: failedEntry?.body ?? failed.body, headers: failedEntry?.headers ?? failed.headers, callType };
     await this.newRuns.deliver(tx, run, m, again, nowMs);
@@ -234,7 +234,7 @@ export class WorkflowDlq {
     if (!initial) throw notFound(`workflow run ${old.runId} has no initial payload any more`);
     const run = await this.newRuns.start(tx, old, overrides, nowMs);
     const restarted = { ...entry.message, kind: "message" as const, url: old.url, method: "POST", headers: old.config.headers, body: initial.body };
-    await this.newRuns.deliver(tx, run, this.newRuns.message(restarted, run, overrides, nowMs), initial, nowMs);
+    await this.newRuns.deliver(tx, run, this.newRuns.message(tx, restarted, run, overrides, nowMs), initial, nowMs);
     return run;
   }
 

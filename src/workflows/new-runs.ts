@@ -58,13 +58,13 @@ export class NewRuns {
     if (overrides.runId !== undefined && (await this.deps.runs.getRun(tx, run.accountId, run.runId)))
       throw badRequest(`workflow run ${run.runId} already exists`);
     await this.deps.runs.insertRun(tx, run);
-    this.deps.usage.count(run.accountId, WorkflowMetric.runStarted, 1, nowMs);
+    this.deps.usage.countStored(tx, run.accountId, WorkflowMetric.runStarted, 1, nowMs);
     return run;
   }
 
   /** `template` again, as a new message of the new run, with the run's settings (due when the request delays it). */
-  message(template: MessageRecord, run: RunRecord, overrides: Overrides, nowMs: number): MessageRecord {
-    this.deps.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
+  message(tx: WriteTx, template: MessageRecord, run: RunRecord, overrides: Overrides, nowMs: number): MessageRecord {
+    this.deps.usage.countStored(tx, run.accountId, WorkflowMetric.messages, 1, nowMs);
     const dueAt = Math.max(nowMs, overrides.dueAt ?? nowMs);
     return {
       ...template,

@@ -128,9 +128,9 @@ export class WorkflowPublishes {
     } else {
       await this.runs.insertRun(tx, run);
       await this.runs.appendStep(tx, entry);
-      this.usage.count(accountId, WorkflowMetric.runStarted, 1, nowMs);
+      this.usage.countStored(tx, accountId, WorkflowMetric.runStarted, 1, nowMs);
     }
-    this.join(run, m, "step", true);
+    this.join(tx, run, m, "step", true);
     return undefined;
   }
 
@@ -178,7 +178,7 @@ export class WorkflowPublishes {
     m.headers = mergeHeaders(c.headers, m.headers);
     if (run.trace) m.trace = joinRunTrace(m.trace, run.trace);
     await this.runs.appendStep(tx, this.entryOf(run, m, callType, nowMs));
-    this.join(run, m, callType, false);
+    this.join(tx, run, m, callType, false);
   }
 
   /**
@@ -195,7 +195,7 @@ export class WorkflowPublishes {
     const c = run.config;
     const step = m.callback && stepIdentityOf(this.names, m.callback.headers);
     await this.runs.appendStep(tx, { ...this.entryOf(run, m, "toCallback", nowMs), details: step && { step } });
-    this.usage.count(run.accountId, WorkflowMetric.messages, 1, nowMs);
+    this.usage.countStored(tx, run.accountId, WorkflowMetric.messages, 1, nowMs);
     m.workflow = { runId: run.runId, callType: "toCallback" };
     m.callbackOnce = true;
     if (run.trace) m.trace = joinRunTrace(m.trace, run.trace);
@@ -212,9 +212,9 @@ export class WorkflowPublishes {
     };
   }
 
-  private join(run: RunRecord, m: MessageRecord, callType: CallType, init: boolean): void {
+  private join(tx: WriteTx, run: RunRecord, m: MessageRecord, callType: CallType, init: boolean): void {
     joinRun(this.names, run, m, callType, init);
-    this.usage.count(run.accountId, WorkflowMetric.messages, 1, m.createdAt);
+    this.usage.countStored(tx, run.accountId, WorkflowMetric.messages, 1, m.createdAt);
   }
 
   /** The user's headers of the trigger, without what marks a delivery as a step (callbacks must not look like steps). */

@@ -77,7 +77,7 @@ export class WorkflowRerun {
         callerIp: source.callerIp,
         redact: source.config.redact,
       };
-      await newRuns.deliver(tx, run, newRuns.message(template, run, overrides, now), last, now);
+      await newRuns.deliver(tx, run, newRuns.message(tx, template, run, overrides, now), last, now);
       return run;
     });
     this.deps.wake();

@@ -41,7 +41,7 @@ export class RunEndings {
     if (!state) return false;
     Object.assign(run, details, { state, completedAt: nowMs, unsettled: true });
     await this.runs.saveRun(tx, run);
-    this.usage.count(run.accountId, METRIC[ending], 1, nowMs);
+    this.usage.countStored(tx, run.accountId, METRIC[ending], 1, nowMs);
     const { trace } = run;
     const tracing = this.tracing;
     if (tracing && trace) {

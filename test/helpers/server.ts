@@ -6,6 +6,7 @@ import { DEFAULT_ACCOUNT, defaultConfig, type ServerConfig } from "../../src/con
 import type { Clock } from "../../src/core/clock.ts";
 import { silentLogger, type Logger } from "../../src/core/log.ts";
 import type { MessageListener } from "../../src/model/events.ts";
+import { openSqliteEngine } from "../../src/engines/sqlite/engine.ts";
 import { openServer } from "../../src/server.ts";
 import { freshDatabase } from "./postgres.ts";
 
@@ -21,6 +22,12 @@ export interface TestServerOptions {
   clock?: Clock;
   logger?: Logger;
   messageListeners?: MessageListener[];
+  /**
+   * SQLite runs every write twice, undoing the first run (GroupCommit's drill; also for a whole
+   * run with SVC_TEST_REHEARSE=1): what it proves holds on PostgreSQL, which runs a write again
+   * after a lock conflict.
+   */
+  rehearseWrites?: boolean;
 }
 
 export const basicAuth = (email: string, apiKey: string) => "Basic " + Buffer.from(`${email}:${apiKey}`).toString("base64");
@@ -41,7 +48,13 @@ export async function startTestServer(opts: TestServerOptions = {}) {
   };
   const engine = opts.engine ?? (process.env.SVC_TEST_ENGINE as Engine | undefined) ?? "sqlite";
   if (engine === "postgres" && !opts.config?.dbPath) config.dbPath = await freshDatabase();
+  const rehearseWrites = opts.rehearseWrites ?? process.env.SVC_TEST_REHEARSE === "1";
+  const storage =
+    engine === "sqlite" && rehearseWrites
+      ? openSqliteEngine({ path: config.dbPath, busyTimeoutMs: config.busyTimeoutMs, log: silentLogger, rehearseWrites })
+      : undefined;
   const server = await openServer(config, {
+    storage,
     configFile: opts.configFile,
     clock: opts.clock,
     logger: opts.logger ?? silentLogger,

@@ -98,6 +98,10 @@ export class PgQueueStore implements QueueStorage {
   async get(tx: WriteTx | null, accountId: string, name: string): Promise<QueueRow | undefined> {
     return this.table.get(tx, this.key(accountId, name));
   }
+  async hold(tx: WriteTx, accountId: string, name: string): Promise<QueueRow | undefined> {
+    const where = "account_id = $1 AND name = $2";
+    return (await this.table.lock(tx, where, [accountId, name], (q) => this.isQueue(q, accountId, name)))[0];
+  }
   async list(accountId: string): Promise<QueueRow[]> {
     return this.table.where(null, (q) => q.account_id === accountId).sort(byName);
   }
@@ -117,10 +121,7 @@ export class PgQueueStore implements QueueStorage {
   }
   async update(tx: WriteTx, accountId: string, name: string, change: QueueChange, nowMs: number) {
     const statement = queueUpdate(accountId, name, change, nowMs, postgresPlaceholder);
-    if (!statement) {
-      const where = "account_id = $1 AND name = $2";
-      return (await this.table.lock(tx, where, [accountId, name], (q) => this.isQueue(q, accountId, name)))[0];
-    }
+    if (!statement) return this.hold(tx, accountId, name);
     return (await this.table.returning(tx, statement.text, statement.params))[0];
   }
   async delete(tx: WriteTx, accountId: string, name: string): Promise<boolean> {

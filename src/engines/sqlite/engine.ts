@@ -27,11 +27,17 @@ import { SqliteWaitStore } from "./workflow-waits.ts";
  * per store, synchronous writes inside one group commit per tick. A file database checkpoints its
  * WAL on a thread of its own.
  */
-export function openSqliteEngine(opts: { path: string | null; busyTimeoutMs: number; log: Logger }): SqliteStorage {
+export function openSqliteEngine(opts: {
+  path: string | null;
+  busyTimeoutMs: number;
+  log: Logger;
+  /** Every write runs twice, the first time undone (GroupCommit's drill). */
+  rehearseWrites?: boolean;
+}): SqliteStorage {
   const db = openStore(opts.path, opts.busyTimeoutMs, MIGRATIONS);
   const bodies = new SharedBodies(db);
   const events = new SqliteEventStore(db, bodies, (): boolean => commit.inWrite);
-  const commit = new GroupCommit(db, [events]);
+  const commit = new GroupCommit(db, [events], opts.rehearseWrites);
   const probe = db.prepare("SELECT 1");
   const pageCount = db.prepare<{ page_count: number }, []>("PRAGMA page_count");
   const pageSize = db.prepare<{ page_size: number }, []>("PRAGMA page_size");

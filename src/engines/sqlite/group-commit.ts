@@ -98,6 +98,12 @@ export class GroupCommit implements Transactor {
   constructor(
     private readonly db: Database,
     private readonly parts: readonly TickPart[] = [],
+    /**
+     * Runs every write twice: once undone at once (its savepoint rolled back, its follow-ups told
+     * it failed), then for real. A drill for the rule that lets PostgreSQL run a write again after
+     * a lock conflict: a write that fails leaves nothing behind, in the database or in memory.
+     */
+    private readonly rehearse = false,
   ) {
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.save = db.prepare("SAVEPOINT w");
@@ -170,6 +176,21 @@ export class GroupCommit implements Transactor {
     if (marks) this.parts.forEach((p, i) => p.rollback(marks[i]!));
   }
 
+  /** Runs `write` and undoes it (see `rehearse`); what it throws is for the real run to throw again. */
+  private async rehearsal(write: Write<unknown>): Promise<void> {
+    const marks = this.marks();
+    this.save.run();
+    const trial = new SqliteWrite(this);
+    await write(trial).catch(() => {});
+    this.sameTurn();
+    if (this.db.inTransaction) {
+      this.db.run("ROLLBACK TO w");
+      this.db.run("RELEASE w");
+    }
+    this.rollbackParts(marks);
+    runFollowUps(trial.followUps, false);
+  }
+
   /** Commits everything queued so far; also used at shutdown. */
   async flush(): Promise<void> {
     this.scheduled = false;
@@ -185,6 +206,7 @@ export class GroupCommit implements Transactor {
     try {
       this.begin.run();
       for (const item of batch) {
+        if (this.rehearse) await this.rehearsal(item.write);
         const marks = this.marks();
         this.save.run();
         const write = new SqliteWrite(this);

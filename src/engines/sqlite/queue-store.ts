@@ -49,6 +49,9 @@ export class SqliteQueueStore implements QueueStorage {
   async get(_tx: WriteTx | null, accountId: string, name: string): Promise<QueueRow | undefined> {
     return this.getStmt.get(accountId, name) ?? undefined;
   }
+  async hold(_tx: WriteTx, accountId: string, name: string): Promise<QueueRow | undefined> {
+    return this.getStmt.get(accountId, name) ?? undefined;
+  }
   async list(accountId: string): Promise<QueueRow[]> {
     return this.listStmt.all(accountId);
   }
