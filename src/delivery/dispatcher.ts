@@ -161,12 +161,9 @@ export class Dispatcher implements BackgroundService {
   async forget(tx: WriteTx, messageId: string): Promise<void> {
     const claimed = this.claiming.get(messageId);
     if (claimed) {
-      // Cancelled in the same commit that claimed it: it never reaches a worker (unless the
-      // cancel is not stored after all).
+      // Cancelled in the same commit that claimed it: it never reaches a worker (if the cancel is stored).
       this.claiming.delete(messageId);
-      tx.afterCommit((committed) => {
-        if (!committed) this.claiming.set(messageId, claimed);
-      });
+      tx.afterCommit((committed) => void (committed || this.claiming.set(messageId, claimed)));
       await this.gate.released(tx, claimed, this.clock.now());
       return;
     }
@@ -266,9 +263,7 @@ export class Dispatcher implements BackgroundService {
     const all: MessageRecord[] = [];
     this.caughtUp = false;
     // Not stored (the write failed, or runs again after a lock conflict): not claimed either.
-    tx.afterCommit((committed) => {
-      if (!committed) for (const m of all) this.claiming.delete(m.id);
-    });
+    tx.afterCommit((committed) => committed || all.forEach((m) => this.claiming.delete(m.id)));
     let room = this.maxInFlight - this.inFlight.size - this.claiming.size;
     while (room > 0) {
       const limit = Math.min(room, CLAIM_BATCH);
