@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
+import { jsonBody } from "../helpers/accounts.ts";
 import { parseExposition } from "../helpers/prometheus.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -68,4 +69,24 @@ test("a queue's row locked from outside holds only the publishes to that queue",
   // Every message of both queues is delivered: the held queue's second one too, once its row is free.
   const delivered = (queue: string) => rx.received.filter((r) => r.path === `/${queue}`).length;
   await waitUntil(() => delivered("held") === 2 && delivered("free") === 6);
+}, 30_000);
+
+test("a write whose statement runs past statement_timeout runs again, and its caller gets 200", async () => {
+  expect((await s.api("/v2/queues", jsonBody("POST", { queueName: "slow", parallelism: 1 }))).status).toBe(200);
+  // The first UPDATE of the queue's row sleeps past the writes' statement_timeout (2.5 s); a
+  // sequence, which no rollback undoes, lets every later one through at once.
+  await outside.unsafe(`
+    CREATE SEQUENCE slow_once;
+    CREATE FUNCTION slow_once() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF nextval('slow_once') = 1 THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
+    CREATE TRIGGER slow_once BEFORE UPDATE ON queues FOR EACH ROW EXECUTE FUNCTION slow_once();`);
+  const before = await retriedWrites();
+  try {
+    expect((await s.api("/v2/queues/slow/pause", { method: "POST" })).status).toBe(200);
+    expect(await retriedWrites()).toBeGreaterThan(before);
+    const queue = (await (await s.api("/v2/queues/slow")).json()) as { paused: boolean };
+    expect(queue.paused).toBe(true);
+  } finally {
+    await outside.unsafe("DROP TRIGGER slow_once ON queues; DROP FUNCTION slow_once(); DROP SEQUENCE slow_once;");
+  }
 }, 30_000);

@@ -22,6 +22,17 @@ import { num, str } from "./values.ts";
 
 type Raw = Record<string, unknown>;
 
+/** The class of the advisory locks of flow-control releases (two-int locks: apart from any single-bigint lock). */
+const FLOW_RELEASE_LOCK = 0x666c6f77;
+
+/** A flow-control key's lock number (FNV-1a of its account and name; a collision only makes two keys wait for each other). */
+function keyLock(accountId: string, key: string): number {
+  let h = 0x811c9dc5;
+  const text = `${accountId}\u0000${key}`;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
 /** Releases of held messages, written after the tick's messages (see PgQueuePromotions). */
 export class PgFlowReleases implements TickPart {
   private readonly wanted = new TickLists<{ accountId: string; key: string; count: number; nowMs: number }>();
@@ -63,6 +74,14 @@ export class PgFlowReleases implements TickPart {
     }
     const list = [...byKey.values()];
     const nowMs = Math.max(...wanted.map((w) => w.nowMs));
+    // Each key's lock first, in statements of their own, so that the release's snapshot is taken
+    // once they are held: another tick (of this node or another) releasing the same key commits
+    // first, and this one then sees its rows no longer HELD, instead of releasing them a second
+    // time after a claim took them (one message delivered twice). In one order, so that two ticks
+    // never hold one key each and wait for the other.
+    for (const lock of [...new Set(list.map((l) => keyLock(l.accountId, l.key)))].sort((a, b) => a - b)) {
+      tx.queue("SELECT pg_advisory_xact_lock($1, $2)", [FLOW_RELEASE_LOCK, lock]);
+    }
     const [released] = await tx.query(
       `WITH want AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS w(account_id, key, n)),
       held AS (

@@ -20,12 +20,14 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * Times a write goes back to wait for a later tick when it lost a lock conflict: PostgreSQL broke
- * a deadlock between two ticks by failing its statement, or a row it needed stayed locked past
- * `lock_timeout` (another node, or anyone, held it). Undone alone, it runs again as if its caller
- * had retried; only after these many does the caller get the 503.
+ * a deadlock between two ticks by failing its statement, a row it needed stayed locked past
+ * `lock_timeout` (another node, or anyone, held it), or its statement ran past `statement_timeout`
+ * (57014: waiting for several rows in turn, each under `lock_timeout`, or on a CPU too busy to
+ * answer in time). Undone alone, it runs again as if its caller had retried; only after these many
+ * does the caller get the 503.
  */
 const LOCK_CONFLICT_RETRIES = 5;
-const LOCK_CONFLICTS = new Set(["40P01", "55P03", "40001"]);
+const LOCK_CONFLICTS = new Set(["40P01", "55P03", "40001", "57014"]);
 const mayRunAgain = (item: PendingWrite, error: unknown) =>
   error instanceof PgWriteError && LOCK_CONFLICTS.has(error.code ?? "") && item.conflicts < LOCK_CONFLICT_RETRIES;
 
