@@ -220,6 +220,27 @@ await step("the durable floor: publish, then end to end", async () => {
   }
 });
 
+// (1t, 1bt, 2t) The tight floor (integer row keys, no timestamp): the targets of the hot path.
+await step("the tight durable floor: publish, publish while delivering, end to end", async () => {
+  const floor = await startFloor(undefined, true);
+  live.push(floor);
+  try {
+    results.tightFloor = {};
+    const publish = () => publishLoad(floor, `${sink.url}/publish`, DELAYED);
+    results.tightFloor.publish = await withThreads(floor, "tight floor: publish (delayed)", publish, (r) => r.total);
+    await sink.reset();
+    const delivering = await publishLoad(floor, `${sink.url}/publish`);
+    await sink.waitForCount(delivering.total, 120_000);
+    results.tightFloor.delivering = delivering;
+    await sink.reset();
+    const endToEnd = () => endToEndRun(floor, sink);
+    results.tightFloor.endToEnd = await withThreads(floor, "tight floor: end to end", endToEnd, (r) => r.delivered);
+  } finally {
+    await floor.stop();
+    live.splice(live.indexOf(floor), 1);
+  }
+});
+
 // (4) Backlog: a store filled directly with delayed messages, then rows 1 and 2 again.
 await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delayed messages`, async () => {
   const dir = mkdtempSync(join(tmpdir(), "svcd-bench-backlog-"));

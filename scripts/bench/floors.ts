@@ -1,7 +1,7 @@
 /**
  * How far svcd is from the least a durable publish costs on this machine, A/B in one run: rounds
  * alternate a bare Bun.serve (stores nothing), the durable floor (durable-floor.ts: one thread, one
- * INSERT per publish), the floor with its HTTP on threads (floor-threads/: `--fronts` threads
+ * INSERT per publish), its tight form (integer row keys, `--tight`), the floor with its HTTP on threads (floor-threads/: `--fronts` threads
  * behind one port, the writer alone on its thread) and svcd, each under the same publish load
  * (row 1's: delayed messages, 64 connections), then the floor and svcd end to end (row 2b's).
  * Prints each side's rate and CPU µs per message per thread, and the medians of the rounds.
@@ -32,6 +32,7 @@ const sink = new SinkClient(sinkProc.url);
 const bare = await startBare();
 const floor = await startFloor();
 const threaded = await startFloor(Number(values.fronts));
+const tight = await startFloor(undefined, true);
 const svcd = await startSvcd({});
 const destination = `${sink.url}/publish`;
 
@@ -60,17 +61,19 @@ try {
     console.log(`round ${round}`);
     await measure("publish: bare Bun.serve", bare.pid, async () => publish(await bareLoad(bare)));
     await measure("publish: floor", floor.pid, async () => publish(await publishLoad(floor, destination, DELAYED)));
+    await measure("publish: tight floor", tight.pid, async () => publish(await publishLoad(tight, destination, DELAYED)));
     await measure(`publish: floor, ${values.fronts} fronts`, threaded.pid, async () =>
       publish(await publishLoad(threaded, destination, DELAYED)),
     );
     await measure("publish: svcd", svcd.pid, async () => publish(await publishLoad(svcd, destination, DELAYED)));
     await measure("end to end: floor", floor.pid, async () => endToEnd(await endToEndRun(floor, sink, messages)));
+    await measure("end to end: tight floor", tight.pid, async () => endToEnd(await endToEndRun(tight, sink, messages)));
     await measure("end to end: svcd", svcd.pid, async () => endToEnd(await endToEndRun(svcd, sink, messages)));
   }
 } finally {
   await svcd.stop();
   removeDir(svcd.dir);
-  for (const p of [threaded, floor, bare, sinkProc]) await p.stop();
+  for (const p of [tight, threaded, floor, bare, sinkProc]) await p.stop();
 }
 
 const bareRate = median(samples.get("publish: bare Bun.serve")!.map((s) => s.rate));

@@ -84,16 +84,16 @@ async function startHelper(file: string, args: string[] = []): Promise<Helper> {
 export const startSink = () => startHelper("sink.ts");
 export const startBare = () => startHelper("bare-server.ts");
 /**
- * The durable floor (durable-floor.ts), its SQLite file in a folder of its own that `stop` removes;
+ * The durable floor (durable-floor.ts; `tight`: its integer-keyed form), its SQLite file in a folder of its own that `stop` removes;
  * publishes to it go through `publishUrl` as svcd's do.
  */
-export async function startFloor(fronts?: number): Promise<Helper & Publishable> {
+export async function startFloor(fronts?: number, tight = false): Promise<Helper & Publishable> {
   const dir = mkdtempSync(join(tmpdir(), "svcd-floor-"));
   const file = join(dir, "floor.sqlite");
   // With `fronts`: the floor on threads (floor-threads/writer.ts), HTTP on that many threads.
   const helper = fronts
     ? await startHelper("floor-threads/writer.ts", [file, String(fronts)])
-    : await startHelper("durable-floor.ts", [file]);
+    : await startHelper("durable-floor.ts", tight ? [file, "--tight"] : [file]);
   return {
     ...helper,
     auth: {},

@@ -20,6 +20,8 @@ export interface Results {
   endToEnd?: { run: EndToEndRun; baseline: number; ratio: number };
   /** The durable floor (durable-floor.ts): the least any durable relay in Bun pays, on the same loads. */
   floor?: { publish?: LoadResult; endToEnd?: EndToEndRun };
+  /** The tight floor (durable-floor.ts --tight: integer row keys), on rows 1, 1b and 2b's loads. */
+  tightFloor?: { publish?: LoadResult; delivering?: LoadResult; endToEnd?: EndToEndRun };
   latency?: LatencyResult;
   backlog?: {
     fill: FillResult;
@@ -110,7 +112,7 @@ export function rows(r: Results): Row[] {
     });
   } else missing("2b", "End to end, publishing and delivering at once", "failed");
 
-  out.push(...floorRows(r));
+  out.push(...floorRows(r), ...tightFloorRows(r));
 
   if (r.latency) {
     const l = r.latency;
@@ -265,6 +267,27 @@ function floorRows(r: Results): Row[] {
       met: "n/a",
     });
   }
+  return out;
+}
+
+/** Rows 1t, 1bt and 2t: svcd against the tight floor, the hot path's targets. */
+function tightFloorRows(r: Results): Row[] {
+  const out: Row[] = [];
+  const floor = r.tightFloor;
+  const floorOf = "the tight floor: one INSERT INTO m (id INTEGER PRIMARY KEY, url, body) per publish";
+  const row = (id: string, measure: string, svcd: number, base: number, target?: number) =>
+    out.push({
+      id,
+      measure: `${measure} against ${floorOf}`,
+      svcd: n0(svcd),
+      baseline: `${n0(base)} (tight floor)`,
+      result: n2(svcd / base),
+      target: target ? `≥ ${target}` : "(report)",
+      met: target ? yes(svcd / base >= target) : "n/a",
+    });
+  if (floor?.publish && r.publish) row("1t", "Publish (row 1), req/s,", r.publish.delayed.rps, floor.publish.rps, 0.7);
+  if (floor?.delivering && r.publish) row("1bt", "Publish while delivering (row 1b), req/s,", r.publish.svcd.rps, floor.delivering.rps);
+  if (floor?.endToEnd && r.endToEnd) row("2t", "End to end (row 2b), msgs/s,", r.endToEnd.run.perSecond, floor.endToEnd.perSecond, 0.8);
   return out;
 }
 
