@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { verifySignature } from "../../src/signing/verify.js";
 import { BUN, MAIN, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
@@ -210,6 +211,7 @@ describe("three nodes, one service", () => {
   }, 60_000);
 
   test("a key rotated on one node signs deliveries of every node", async () => {
+    const before = (await (await api(0, "/v2/keys")).json()) as { current: string };
     const rotated = (await (await api(0, "/v2/keys/rotate", { method: "POST" })).json()) as { current: string };
     await waitUntil(
       async () => {
@@ -218,6 +220,15 @@ describe("three nodes, one service", () => {
       },
       { timeoutMs: 10_000, what: "the rotated key on every node" },
     );
+    // A message published through each node is claimed and signed by that node as it is stored.
+    for (const i of [0, 1, 2]) expect((await api(i, `/v2/publish/${rx.url}/signed/${i}`, { method: "POST", body: `s${i}` })).status).toBe(200);
+    const got = await rx.waitFor(3, { match: (r) => r.path.startsWith("/signed/"), timeoutMs: 15_000 });
+    for (const r of got) {
+      const signature = r.headers.get("svc-signature")!;
+      const withKey = (key: string) => verifySignature({ signature, body: r.body, currentSigningKey: key, nextSigningKey: "sig_none" });
+      expect((await withKey(rotated.current)).ok).toBe(true);
+      expect((await withKey(before.current)).ok).toBe(false);
+    }
   });
 
   test("a flow-control key paused on one node holds its messages whichever node delivers them; resumed on another, they go", async () => {
