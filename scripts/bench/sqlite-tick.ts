@@ -4,8 +4,9 @@
  * its CREATED entry. `e2e`: as publish, then the message is claimed (ACTIVE) and ends (DELIVERED),
  * each in a write of a later tick, as the dispatcher and the recorder do. `empty`: 48 writes that
  * do nothing (the group commit's own cost). `claimed`: as e2e for a message claimed at publish: each
- * write stores it claimed with its CREATED and ACTIVE entries (`insertClaimed` where the checkout has
- * it, else the INSERT and the claim's UPDATE), and it ends in a write of the next tick.
+ * write stores it claimed with its CREATED and ACTIVE entries (`insertClaimed`), and it ends in a
+ * write of the next tick. The stores are driven through the asynchronous contract (each write gets
+ * its transaction): checkouts from before it do not load here.
  *
  * Each `--src` (default: this checkout's) is loaded in the same process with a database of its
  * own, and their rounds alternate, so that the machine's load falls on all alike (A/B: pass
@@ -54,7 +55,7 @@ async function side(src: string) {
   };
   const entry = (m: any, state: string, extra: object = {}): any =>
     ({ accountId: m.accountId, time: Date.now(), messageId: m.id, state, url: m.url, method: "POST", maxRetries: 3, ...extra });
-  const tick = async (writes: Array<() => void>) => {
+  const tick = async (writes: Array<(tx: any) => Promise<void>>) => {
     const ps = writes.map((w) => eng.commit.run(w));
     eng.commit.flush();
     await Promise.all(ps);
@@ -63,44 +64,42 @@ async function side(src: string) {
     const t0 = process.cpuUsage();
     for (let t = 0; t < TICKS; t++) {
       if (mode === "empty") {
-        await tick(Array.from({ length: PER_TICK }, () => () => {}));
+        await tick(Array.from({ length: PER_TICK }, () => async () => {}));
         continue;
       }
       if (mode === "claimed") {
         const stored: any[] = [];
-        await tick(Array.from({ length: PER_TICK }, () => () => {
+        await tick(Array.from({ length: PER_TICK }, () => async (tx) => {
           const m = msg(Date.now(), true);
-          if (messages.insertClaimed) messages.insertClaimed(m);
-          else messages.insert(m);
-          events.append(entry(m, "CREATED", { body: m.body, header: [["content-type", "application/json"]] }));
-          if (!messages.insertClaimed) messages.claim(m.id);
-          events.append(entry(m, "ACTIVE"));
+          await messages.insertClaimed(tx, m);
+          await events.append(tx, entry(m, "CREATED", { body: m.body, header: [["content-type", "application/json"]] }));
+          await events.append(tx, entry(m, "ACTIVE"));
           stored.push(m);
         }));
-        await tick(stored.map((m) => () => {
-          messages.delete(m.id);
-          events.append(entry(m, "DELIVERED", { responseStatus: 200, responseBody: new Uint8Array(2) }));
+        await tick(stored.map((m) => async (tx) => {
+          await messages.delete(tx, m.id);
+          await events.append(tx, entry(m, "DELIVERED", { responseStatus: 200, responseBody: new Uint8Array(2) }));
         }));
         continue;
       }
       const due = mode === "e2e";
-      await tick(Array.from({ length: PER_TICK }, () => () => {
+      await tick(Array.from({ length: PER_TICK }, () => async (tx) => {
         const m = msg(Date.now(), due);
-        messages.insert(m);
-        events.append(entry(m, "CREATED", { body: m.body, header: [["content-type", "application/json"]] }));
+        await messages.insert(tx, m);
+        await events.append(tx, entry(m, "CREATED", { body: m.body, header: [["content-type", "application/json"]] }));
       }));
       if (!due) continue;
       let claimed: any[] = [];
-      await tick([() => {
-        claimed = messages.due(Date.now(), PER_TICK);
+      await tick([async (tx) => {
+        claimed = await messages.due(tx, Date.now(), PER_TICK);
         for (const m of claimed) {
-          messages.claim(m.id);
-          events.append(entry(m, "ACTIVE"));
+          await messages.claim(tx, m.id);
+          await events.append(tx, entry(m, "ACTIVE"));
         }
       }]);
-      await tick(claimed.map((m) => () => {
-        messages.delete(m.id);
-        events.append(entry(m, "DELIVERED", { responseStatus: 200, responseBody: new Uint8Array(2) }));
+      await tick(claimed.map((m) => async (tx) => {
+        await messages.delete(tx, m.id);
+        await events.append(tx, entry(m, "DELIVERED", { responseStatus: 200, responseBody: new Uint8Array(2) }));
       }));
     }
     const d = process.cpuUsage(t0);
