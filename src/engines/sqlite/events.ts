@@ -6,7 +6,7 @@ import { EVENT_FILTER_COLUMNS, eventOf, eventRowOf, type EventRow, type EventSto
 import type { WriteTx } from "../../store/transactor.ts";
 import { Where } from "../../store/where.ts";
 import type { SharedBodies } from "./bodies.ts";
-import type { TickPart } from "./group-commit.ts";
+import type { CommitPart } from "./group-commit.ts";
 
 const COLUMNS = [
   "account_id", "time", "message_id", "state", "url", "topic_name", "queue_name", "schedule_id", "label", "flow_key",
@@ -32,7 +32,7 @@ class DeleteAccount {
  * (a refused entry fails its write alone), in the order they were appended. Nothing reads the log
  * inside a write (a reset's deletion waits in line too).
  */
-export class SqliteEventStore implements EventStorage, TickPart {
+export class SqliteEventStore implements EventStorage, CommitPart {
   private readonly insertStmts: ReadonlyMap<number, Statement<unknown, Value[]>>;
   /**
    * The values of the entries waiting for the commit, one after the other (WIDTH each): a chunk's

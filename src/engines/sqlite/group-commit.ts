@@ -8,7 +8,7 @@ import { runFollowUps, type CommitCounts, type Transactor, type Write, type Writ
  * statement for many rows instead of one per row). A write that fails, or a nested() that throws,
  * drops what it added: rollback(mark) to the mark taken before it.
  */
-export interface TickPart {
+export interface CommitPart {
   mark(): number;
   rollback(mark: number): void;
   /**
@@ -97,7 +97,7 @@ export class GroupCommit implements Transactor {
 
   constructor(
     private readonly db: Database,
-    private readonly parts: readonly TickPart[] = [],
+    private readonly parts: readonly CommitPart[] = [],
     /**
      * Runs every write twice: once undone at once (its savepoint rolled back, its follow-ups told
      * it failed), then for real. A drill for the rule that lets PostgreSQL run a write again after
@@ -113,7 +113,7 @@ export class GroupCommit implements Transactor {
     this.innerRelease = db.prepare("RELEASE n");
   }
 
-  /** True while a tick's writes run (its rows may wait in a TickPart for the commit). */
+  /** True while a tick's writes run (its rows may wait in a CommitPart for the commit). */
   get inWrite(): boolean {
     return this.turn !== 0;
   }
