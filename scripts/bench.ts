@@ -30,7 +30,7 @@ import { measurePostgres } from "./bench/measure-postgres.ts";
 import { bareLoad, DELAYED, publishLoad } from "./bench/measure-publish.ts";
 import { measureStart } from "./bench/measure-start.ts";
 import { measureStatistics } from "./bench/measure-statistics.ts";
-import { removeDir, SinkClient, startBare, startFloor, startSink, startSvcd, type Helper, type Svcd } from "./bench/procs.ts";
+import { removeDir, SinkClient, startBare, startFloor, startSink, startSvcd, type Helper, type Publishable, type Svcd } from "./bench/procs.ts";
 import { GENERATOR } from "./bench/load.ts";
 import { machine, markdownTable, rows, terminalTable, threadsSection, type Results } from "./bench/report.ts";
 import { postgresSection } from "./bench/report-postgres.ts";
@@ -203,43 +203,42 @@ await step("fan-out", async () => void (results.fanout = await measureFanout(svc
 const peakB = await stopSvcd(svcd);
 results.emptyPeakRssMb = Math.max(peakA, peakB);
 
-// (1f, 2f) The durable floor on the same loads: how far svcd is from the least a durable relay pays.
-await step("the durable floor: publish, then end to end", async () => {
-  const floor = await startFloor();
+/** Runs `measure` against a durable floor of its own (`tight`: the integer-keyed one), stopped after. */
+async function onFloor(tight: boolean, measure: (floor: Helper & Publishable) => Promise<void>): Promise<void> {
+  const floor = await startFloor(undefined, tight);
   live.push(floor);
   try {
+    await measure(floor);
+  } finally {
+    await floor.stop();
+    live.splice(live.indexOf(floor), 1);
+  }
+}
+
+// (1f, 2f) The durable floor on the same loads: how far svcd is from the least a durable relay pays.
+await step("the durable floor: publish, then end to end", () =>
+  onFloor(false, async (floor) => {
     results.floor = {};
     const publish = () => publishLoad(floor, `${sink.url}/publish`, DELAYED);
     results.floor.publish = await withThreads(floor, "durable floor: publish (delayed)", publish, (r) => r.total);
     await sink.reset();
     const endToEnd = () => endToEndRun(floor, sink);
     results.floor.endToEnd = await withThreads(floor, "durable floor: end to end", endToEnd, (r) => r.delivered);
-  } finally {
-    await floor.stop();
-    live.splice(live.indexOf(floor), 1);
-  }
-});
+  }),
+);
 
 // (1t, 1bt, 2t) The tight floor (integer row keys, no timestamp): the targets of the hot path.
-await step("the tight durable floor: publish, publish while delivering, end to end", async () => {
-  const floor = await startFloor(undefined, true);
-  live.push(floor);
-  try {
-    results.tightFloor = {};
-    const publish = () => publishLoad(floor, `${sink.url}/publish`, DELAYED);
-    results.tightFloor.publish = await withThreads(floor, "tight floor: publish (delayed)", publish, (r) => r.total);
+await step("the tight durable floor: publish, publish while delivering, end to end", () =>
+  onFloor(true, async (floor) => {
+    const tight: NonNullable<Results["tightFloor"]> = (results.tightFloor = {});
+    tight.publish = await withThreads(floor, "tight floor: publish (delayed)", () => publishLoad(floor, `${sink.url}/publish`, DELAYED), (r) => r.total);
     await sink.reset();
-    const delivering = await publishLoad(floor, `${sink.url}/publish`);
-    await sink.waitForCount(delivering.total, 120_000);
-    results.tightFloor.delivering = delivering;
+    tight.delivering = await publishLoad(floor, `${sink.url}/publish`);
+    await sink.waitForCount(tight.delivering.total, 120_000);
     await sink.reset();
-    const endToEnd = () => endToEndRun(floor, sink);
-    results.tightFloor.endToEnd = await withThreads(floor, "tight floor: end to end", endToEnd, (r) => r.delivered);
-  } finally {
-    await floor.stop();
-    live.splice(live.indexOf(floor), 1);
-  }
-});
+    tight.endToEnd = await withThreads(floor, "tight floor: end to end", () => endToEndRun(floor, sink), (r) => r.delivered);
+  }),
+);
 
 // (4) Backlog: a store filled directly with delayed messages, then rows 1 and 2 again.
 await step(`backlog: fill ${BENCH.backlogMessages.toLocaleString("en-US")} delayed messages`, async () => {
