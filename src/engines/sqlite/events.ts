@@ -27,10 +27,12 @@ class DeleteAccount {
 
 /**
  * The event log on SQLite; a CREATED entry shares its message's stored body. One row per message
- * transition makes it the hottest insert: the entries of a write wait here (dropped with a write, or a
- * part of one, that fails) and go in as one multi-row INSERT when it ends, inside its savepoint
- * (a refused entry fails its write alone), in the order they were appended. Nothing reads the log
- * inside a write (a reset's deletion waits in line too).
+ * transition makes it the hottest insert: the entries of a tick wait here (dropped with a write, or
+ * a part of one, that fails) and go in just before the COMMIT as a few multi-row INSERTs, in the
+ * order they were appended. Should SQLite refuse one, the group commit runs the tick's writes
+ * again one at a time, each write's entries going in as it ends (`endWrite`, inside its savepoint),
+ * so that a refused entry fails its write alone. Nothing reads the log inside a write (a reset's
+ * deletion waits in line too).
  */
 export class SqliteEventStore implements EventStorage, CommitPart {
   private readonly insertStmts: ReadonlyMap<number, Statement<unknown, Value[]>>;
@@ -81,7 +83,7 @@ export class SqliteEventStore implements EventStorage, CommitPart {
     this.pending = [];
     this.deletes = false;
   }
-  /** The entries of the write that ended go in within its savepoint: a refused one fails that write alone. */
+  /** The entries of the write that ended go in within its savepoint: a refused one fails that write alone (see above). */
   endWrite(): void {
     this.apply();
   }

@@ -1,7 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { unavailable } from "../../core/errors.ts";
-import { isStorageUnavailable, type StorageFailure } from "../../store/errors.ts";
+import { isStorageUnavailable } from "../../store/errors.ts";
 import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
+import { refusal, SqliteRefusal, WriteAwaitedIoError } from "./write-errors.ts";
 
 /**
  * A store that keeps some of a tick's rows in memory and writes them just before the COMMIT (one
@@ -13,7 +14,8 @@ export interface CommitPart {
   rollback(mark: number): void;
   /**
    * Writes what the write that just ended left here, inside its savepoint: a row SQLite refuses
-   * fails that write alone.
+   * fails that write alone. Called only when the tick runs again one write at a time, after SQLite
+   * refused a row of `apply`.
    */
   endWrite?(): void;
   /** Writes what the tick's writes left here, inside the tick's transaction, before its COMMIT. */
@@ -30,29 +32,13 @@ interface PendingWrite {
 
 type FollowUp = (committed: boolean) => void;
 
-/** A statement SQLite refused (a constraint, a trigger): the write is not stored, as on PostgreSQL. */
-export class SqliteRefusal extends Error implements StorageFailure {
-  readonly storageUnavailable = true;
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** A write's error: SQLite's refusal of one of its statements as a storage failure (503), anything else as it is. */
-function refusal(error: unknown): unknown {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== "string" || !code.startsWith("SQLITE_") || isStorageUnavailable(error)) return error;
-  return new SqliteRefusal(String((error as Error).message), code);
-}
-
-/** Thrown into a write that awaited something other than its stores: the tick would have let other I/O in. */
-export class WriteAwaitedIoError extends Error {
-  constructor() {
-    super("a write awaited something other than its stores (a timer, a request): SQLite keeps its transaction on one turn");
-  }
+/** How the writes of a committed tick ended, and what to tell whom. */
+interface TickRun {
+  outcomes: Outcome[];
+  followUps: FollowUp[];
+  dropped: FollowUp[];
 }
 
 /**
@@ -200,48 +186,18 @@ export class GroupCommit implements Transactor {
     // A new turn: a callback scheduled now runs only after this one ends (see sameTurn).
     this.turn = ++this.turns;
     setImmediate(() => this.turns++);
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    const followUps: FollowUp[] = [];
-    const dropped: FollowUp[] = [];
+    let ran: TickRun | undefined;
     try {
-      this.begin.run();
-      for (const item of batch) {
-        if (this.rehearse) await this.rehearsal(item.write);
-        const marks = this.marks();
-        this.save.run();
-        const write = new SqliteWrite(this);
-        try {
-          const value = await item.write(write);
-          this.sameTurn();
-          for (const part of this.parts) part.endWrite?.();
-          this.release.run();
-          outcomes.push({ ok: true, value });
-          followUps.push(...write.followUps);
-        } catch (error) {
-          dropped.push(...write.followUps);
-          // SQLite ends the whole transaction itself on some errors (disk full, I/O, busy): then
-          // no write of the batch is stored and every caller gets the 503 below.
-          if (!this.db.inTransaction) throw error;
-          if (error instanceof WriteAwaitedIoError) throw error;
-          this.db.run("ROLLBACK TO w");
-          this.db.run("RELEASE w");
-          this.rollbackParts(marks);
-          outcomes.push({ ok: false, error: refusal(error) });
-        }
-      }
-      for (const part of this.parts) part.apply();
-      this.commit.run();
+      // A row SQLite refused at the tick's end: every write again, each one's rows as it ends.
+      ran = (await this.runTick(batch, false)) ?? (await this.runTick(batch, true));
     } catch (error) {
-      dropped.push(...followUps);
-      for (const part of this.parts) part.discard();
-      if (this.db.inTransaction) this.db.run("ROLLBACK");
       this.turn = 0;
-      runFollowUps(dropped, false);
       const failure = unavailable(`storage unavailable: ${(error as Error).message}`);
       for (const item of batch) item.reject(failure);
       this.counts.failedCommits++;
       return;
     }
+    const { outcomes, followUps, dropped } = ran!;
     this.turn = 0;
     this.counts.commits++;
     for (const outcome of outcomes) {
@@ -255,5 +211,74 @@ export class GroupCommit implements Transactor {
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.error);
     });
+  }
+
+  /**
+   * Runs the writes in one transaction, each in its savepoint, and commits. The rows the parts keep
+   * (the log's entries) go in together just before the COMMIT, a few multi-row INSERTs for the
+   * whole tick; should SQLite refuse one of them, nothing of the tick is kept and the answer is
+   * undefined: the caller runs the writes again `oneByOne`, each write's rows going in as it ends
+   * (inside its savepoint), so that a refused row fails its own write alone. Writes may run again:
+   * one that is not stored leaves nothing behind (the rehearsal drill holds them to it). Throws
+   * when the tick is lost as a whole (disk full, I/O), everything undone.
+   */
+  private async runTick(batch: PendingWrite[], oneByOne: boolean): Promise<TickRun | undefined> {
+    const outcomes: Outcome[] = [];
+    const followUps: FollowUp[] = [];
+    const dropped: FollowUp[] = [];
+    try {
+      this.begin.run();
+      for (const item of batch) {
+        if (this.rehearse) await this.rehearsal(item.write);
+        const marks = this.marks();
+        this.save.run();
+        const write = new SqliteWrite(this);
+        try {
+          const value = await item.write(write);
+          this.sameTurn();
+          if (oneByOne) for (const part of this.parts) part.endWrite?.();
+          this.release.run();
+          outcomes.push({ ok: true, value });
+          followUps.push(...write.followUps);
+        } catch (error) {
+          dropped.push(...write.followUps);
+          // SQLite ends the whole transaction itself on some errors (disk full, I/O, busy): then
+          // no write of the batch is stored and every caller gets a 503.
+          if (!this.db.inTransaction) throw error;
+          if (error instanceof WriteAwaitedIoError) throw error;
+          this.db.run("ROLLBACK TO w");
+          this.db.run("RELEASE w");
+          this.rollbackParts(marks);
+          outcomes.push({ ok: false, error: refusal(error) });
+        }
+      }
+      if (!this.applyParts(oneByOne)) {
+        this.undo([...dropped, ...followUps]);
+        return undefined;
+      }
+      this.commit.run();
+    } catch (error) {
+      this.undo([...dropped, ...followUps]);
+      throw error;
+    }
+    return { outcomes, followUps, dropped };
+  }
+
+  /** Writes the rows the parts kept; false when SQLite refused one (the tick then goes again, one write at a time). */
+  private applyParts(oneByOne: boolean): boolean {
+    try {
+      for (const part of this.parts) part.apply();
+      return true;
+    } catch (error) {
+      if (oneByOne || !this.db.inTransaction || !(refusal(error) instanceof SqliteRefusal)) throw error;
+      return false;
+    }
+  }
+
+  /** Nothing of the tick is kept: the parts' rows, the transaction, the writes' follow-ups. */
+  private undo(followUps: FollowUp[]): void {
+    for (const part of this.parts) part.discard();
+    if (this.db.inTransaction) this.db.run("ROLLBACK");
+    runFollowUps(followUps, false);
   }
 }
