@@ -137,3 +137,19 @@ test("queues, flow-control keys, URL Groups, callbacks and DLQ retries keep thei
   expect(maxAtOnce.get("fifo") ?? 0).toBeLessThanOrEqual(1);
   expect(maxAtOnce.get("keyed")).toBeLessThanOrEqual(2);
 }, 120_000);
+
+test("a log entry refused in a tick of many publishes fails its own publish alone; the others are stored and delivered", async () => {
+  // One CREATED entry of twenty is refused; the twenty publishes are sent at once, into one tick.
+  const refusedEntry = { sqlite: "NEW.url LIKE '%/alone/refused'", postgres: "NEW.url LIKE '%/alone/refused'" };
+  const paths = Array.from({ length: 20 }, (_, i) => (i === 7 ? "/alone/refused" : `/alone/kept/${i}`));
+  const answers = await whileCommitsFail(s, refusedEntry, () =>
+    Promise.all(paths.map((path) => s.api(`/v2/publish/${rx.url}${path}`, { method: "POST", body: path }))),
+  );
+  expect(answers.map((res) => res.status)).toEqual(paths.map((path) => (path.endsWith("/refused") ? 503 : 200)));
+  const got = await rx.waitFor(19, { match: (r) => r.path.startsWith("/alone/") });
+  expect(got.map((r) => r.path).sort()).toEqual(paths.filter((p) => !p.endsWith("/refused")).sort());
+  // Each stored publish has its CREATED entry; the refused one left nothing.
+  const logs = (await (await s.api("/v2/logs?state=CREATED&count=1000")).json()) as { logs: Array<{ url: string }> };
+  const created = logs.logs.filter((l) => l.url.includes("/alone/")).map((l) => l.url.slice(rx.url.length));
+  expect(created.sort()).toEqual(paths.filter((p) => !p.endsWith("/refused")).sort());
+});
