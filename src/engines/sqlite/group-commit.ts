@@ -253,12 +253,16 @@ export class GroupCommit implements Transactor {
         }
       }
       if (!this.applyParts(oneByOne)) {
-        this.undo([...dropped, ...followUps]);
+        // Undone, to run again in this same turn: the writes' follow-ups hear that they failed.
+        this.undo();
+        runFollowUps([...dropped, ...followUps], false);
         return undefined;
       }
       this.commit.run();
     } catch (error) {
-      this.undo([...dropped, ...followUps]);
+      this.undo();
+      this.turn = 0;
+      runFollowUps([...dropped, ...followUps], false);
       throw error;
     }
     return { outcomes, followUps, dropped };
@@ -275,10 +279,9 @@ export class GroupCommit implements Transactor {
     }
   }
 
-  /** Nothing of the tick is kept: the parts' rows, the transaction, the writes' follow-ups. */
-  private undo(followUps: FollowUp[]): void {
+  /** Nothing of the tick is kept: neither the parts' rows nor the transaction. */
+  private undo(): void {
     for (const part of this.parts) part.discard();
     if (this.db.inTransaction) this.db.run("ROLLBACK");
-    runFollowUps(followUps, false);
   }
 }
