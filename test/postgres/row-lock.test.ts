@@ -46,24 +46,28 @@ test("a queue's row locked from outside holds only the publishes to that queue",
   await waitUntil(() => rx.received.length === 2);
 
   const locker = await outside.reserve();
-  await locker`BEGIN`;
-  await locker`SELECT 1 FROM queues WHERE name = 'held' FOR UPDATE`;
-
   const answers: string[] = [];
-  const held = enqueue("held", "second").then((res) => answers.push(`held ${res.status}`));
-  await waitUntil(async () => (await waitingForLocks()) > 0);
+  let held: Promise<unknown>;
+  try {
+    await locker`BEGIN`;
+    await locker`SELECT 1 FROM queues WHERE name = 'held' FOR UPDATE`;
 
-  for (let i = 0; i < 5; i++) {
-    answers.push(`free ${(await enqueue("free", String(i))).status}`);
-    answers.push(`health ${(await fetch(`${s.url}/__svc/health`)).status}`);
+    held = enqueue("held", "second").then((res) => answers.push(`held ${res.status}`));
+    await waitUntil(async () => (await waitingForLocks()) > 0);
+
+    for (let i = 0; i < 5; i++) {
+      answers.push(`free ${(await enqueue("free", String(i))).status}`);
+      answers.push(`health ${(await fetch(`${s.url}/__svc/health`)).status}`);
+    }
+    // The publish waited past lock_timeout and went again in a later transaction: still unanswered.
+    await waitUntil(async () => (await retriedWrites()) >= 1, { timeoutMs: 15_000 });
+    expect(answers).toHaveLength(10);
+    expect(answers.every((a) => a.endsWith(" 200"))).toBe(true);
+  } finally {
+    // Whatever happened above, the row goes free (the next test must not wait for it).
+    await locker`COMMIT`;
+    locker.release();
   }
-  // The publish waited past lock_timeout and went again in a later transaction: still unanswered.
-  await waitUntil(async () => (await retriedWrites()) >= 1, { timeoutMs: 15_000 });
-  expect(answers).toHaveLength(10);
-  expect(answers.every((a) => a.endsWith(" 200"))).toBe(true);
-
-  await locker`COMMIT`;
-  locker.release();
   await held;
   expect(answers.at(-1)).toBe("held 200");
   // Every message of both queues is delivered: the held queue's second one too, once its row is free.

@@ -55,6 +55,11 @@ export interface PostgresTicksOptions {
  */
 export class PostgresTicks implements Transactor {
   private pending: PendingWrite[] = [];
+  /**
+   * Writes that lost a lock conflict, to run again in a tick of their own: the row they wait for
+   * may still be held, and a tick waits as long as its slowest write.
+   */
+  private retrying: PendingWrite[] = [];
   private scheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
   /** A tick that must run alone is in flight (see `canStart`). */
@@ -87,15 +92,27 @@ export class PostgresTicks implements Transactor {
   }
 
   get pendingWrites(): number {
-    return this.pending.length + this.inFlightWrites;
+    return this.pending.length + this.retrying.length + this.inFlightWrites;
   }
 
   /** Commits what is queued; resolves once everything queued so far is committed (or failed). */
   async flush(): Promise<void> {
-    while (this.inFlight.size > 0 || this.pending.length > 0) {
-      if (this.pending.length > 0 && this.canStart()) this.startTick();
-      else await Promise.race(this.inFlight);
+    while (this.inFlight.size > 0 || this.pending.length > 0 || this.retrying.length > 0) {
+      if (!this.startReady()) await Promise.race(this.inFlight);
     }
+  }
+
+  /** Starts a tick of the writes that wait, those running again first and apart; false when none could start. */
+  private startReady(): boolean {
+    let started = false;
+    for (const queue of ["retrying", "pending"] as const) {
+      if (this[queue].length === 0 || !this.canStart()) continue;
+      const batch = this[queue];
+      this[queue] = [];
+      this.startTick(batch);
+      started = true;
+    }
+    return started;
   }
 
   /**
@@ -136,20 +153,18 @@ export class PostgresTicks implements Transactor {
     // Every write requested in this turn of the event loop joins the tick.
     setImmediate(() => {
       this.scheduled = false;
-      if (this.pending.length > 0 && this.canStart()) this.startTick();
+      this.startReady();
     });
   }
 
-  private startTick(): void {
-    const batch = this.pending;
-    this.pending = [];
+  private startTick(batch: PendingWrite[]): void {
     this.inFlightWrites += batch.length;
     const alone = this.o.parts.some((p) => p.needsFollowUp?.());
     if (alone) this.alone = true;
     const work: Promise<void> = this.commitTick(batch).finally(() => {
       this.inFlight.delete(work);
       if (alone) this.alone = false;
-      if (this.pending.length > 0) this.schedule();
+      if (this.pending.length > 0 || this.retrying.length > 0) this.schedule();
     });
     this.inFlight.add(work);
   }
@@ -259,12 +274,12 @@ export class PostgresTicks implements Transactor {
     this.runAgain(again);
   }
 
-  /** Writes that lost a lock conflict go first into the next tick. */
+  /** Writes that lost a lock conflict run again in a tick of their own (see `retrying`). */
   private runAgain(items: PendingWrite[]): void {
     if (items.length === 0) return;
     for (const item of items) item.conflicts++;
     this.counts.retriedWrites += items.length;
-    this.pending.unshift(...items);
+    this.retrying.push(...items);
     this.schedule();
   }
 
