@@ -127,7 +127,7 @@ export class MessageTicks implements TickPart {
     if (state?.released != null) this.noteIn(state, state.released);
   }
 
-  finish(tick: TickTransaction, committed: boolean): void {
+  finish(tick: TickTransaction, committed: boolean, uncertain = true): void {
     const state = this.ticks.get(tick);
     this.ticks.delete(tick);
     // A claim read under way may have begun before this commit: what it wrote is due all the same.
@@ -138,11 +138,12 @@ export class MessageTicks implements TickPart {
       if (this.reconcile === "running") this.reconcile = "none";
       return;
     }
-    // Claims of a tick that was rolled back are forgotten (NodeAttempts); if it committed after all
-    // (the connection broke during COMMIT), the next tick releases them.
-    this.reconcile = "needed";
     this.nextDueKnown = false;
     this.releasedAt = null;
+    // Claims of a tick that was rolled back are forgotten (NodeAttempts); if it may have committed
+    // after all (the connection broke during COMMIT), the next tick releases them. A tick that was
+    // to release them and certainly did not leaves that to the next one.
+    if (uncertain || state?.released != null) this.reconcile = "needed";
   }
 
   needsFollowUp(): boolean {

@@ -44,6 +44,17 @@ export function pgError(error: unknown): PgWriteError {
  */
 export const refusedStatement = (error: PgWriteError) => error.code !== undefined && !/^(08|57P|58|XX)/.test(error.code);
 
+const LOCK_CONFLICTS = new Set(["40P01", "55P03", "40001", "57014"]);
+
+/**
+ * True when a write lost a lock conflict: PostgreSQL broke a deadlock between two transactions by
+ * failing its statement, a row it needed stayed locked past `lock_timeout` (another node, or
+ * anyone, held it), or its statement ran past `statement_timeout` (57014: waiting for several rows
+ * in turn, each under `lock_timeout`, or on a CPU too busy to answer in time). Undone alone, such a
+ * write runs again as if its caller had retried.
+ */
+export const lostLockConflict = (error: unknown) => error instanceof PgWriteError && LOCK_CONFLICTS.has(error.code ?? "");
+
 /** True for a statement refused only because one before it in its transaction failed. */
 export const behindFailure = (error: PgWriteError) => error.code === ABORTED;
 

@@ -2,7 +2,7 @@ import type { SQL } from "bun";
 import { unavailable } from "../../core/errors.ts";
 import { isStorageUnavailable } from "../../store/errors.ts";
 import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
-import { PgWriteError } from "./pipeline.ts";
+import { lostLockConflict, PgWriteError, refusedStatement } from "./pipeline.ts";
 import { TickTransaction } from "./tick-tx.ts";
 import { PgWrite, sqlIn, type TickPart, type TxSql } from "./tick-write.ts";
 
@@ -18,18 +18,9 @@ interface PendingWrite {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/**
- * Times a write goes back to wait for a later tick when it lost a lock conflict: PostgreSQL broke
- * a deadlock between two ticks by failing its statement, a row it needed stayed locked past
- * `lock_timeout` (another node, or anyone, held it), or its statement ran past `statement_timeout`
- * (57014: waiting for several rows in turn, each under `lock_timeout`, or on a CPU too busy to
- * answer in time). Undone alone, it runs again as if its caller had retried; only after these many
- * does the caller get the 503.
- */
+/** Times a write runs again after a lock conflict (`lostLockConflict`) before its caller gets the 503. */
 const LOCK_CONFLICT_RETRIES = 5;
-const LOCK_CONFLICTS = new Set(["40P01", "55P03", "40001", "57014"]);
-const mayRunAgain = (item: PendingWrite, error: unknown) =>
-  error instanceof PgWriteError && LOCK_CONFLICTS.has(error.code ?? "") && item.conflicts < LOCK_CONFLICT_RETRIES;
+const mayRunAgain = (item: PendingWrite, error: unknown) => lostLockConflict(error) && item.conflicts < LOCK_CONFLICT_RETRIES;
 
 /** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
 const FOLLOW_UP_MS = 500;
@@ -56,8 +47,9 @@ export interface PostgresTicksOptions {
 export class PostgresTicks implements Transactor {
   private pending: PendingWrite[] = [];
   /**
-   * Writes that lost a lock conflict, to run again in a tick of their own: the row they wait for
-   * may still be held, and a tick waits as long as its slowest write.
+   * Writes that lost a lock conflict, to run again each in a tick of its own: the row one waits
+   * for may still be held, and a tick waits as long as its slowest write (and, when a statement
+   * of the tick's own lost, which write made it wait is not known).
    */
   private retrying: PendingWrite[] = [];
   private scheduled = false;
@@ -102,13 +94,16 @@ export class PostgresTicks implements Transactor {
     }
   }
 
-  /** Starts a tick of the writes that wait, those running again first and apart; false when none could start. */
+  /** Starts ticks of the writes that wait, each one running again first and alone; false when none could start. */
   private startReady(): boolean {
     let started = false;
-    for (const queue of ["retrying", "pending"] as const) {
-      if (this[queue].length === 0 || !this.canStart()) continue;
-      const batch = this[queue];
-      this[queue] = [];
+    while (this.retrying.length > 0 && this.canStart()) {
+      this.startTick([this.retrying.shift()!]);
+      started = true;
+    }
+    if (this.pending.length > 0 && this.canStart()) {
+      const batch = this.pending;
+      this.pending = [];
       this.startTick(batch);
       started = true;
     }
@@ -274,7 +269,7 @@ export class PostgresTicks implements Transactor {
     this.runAgain(again);
   }
 
-  /** Writes that lost a lock conflict run again in a tick of their own (see `retrying`). */
+  /** Writes that lost a lock conflict run again, each in a tick of its own (see `retrying`). */
   private runAgain(items: PendingWrite[]): void {
     if (items.length === 0) return;
     for (const item of items) item.conflicts++;
@@ -285,7 +280,8 @@ export class PostgresTicks implements Transactor {
 
   private failTick(tick: TickTransaction | null, batch: PendingWrite[], writes: PgWrite[], error: unknown): void {
     this.inFlightWrites -= batch.length;
-    if (tick) for (const part of this.o.parts) part.finish?.(tick, false);
+    const uncertain = !(error instanceof PgWriteError && refusedStatement(error));
+    if (tick) for (const part of this.o.parts) part.finish?.(tick, false, uncertain);
     for (const write of writes) runFollowUps(write.followUps, false);
     const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
     // A lock conflict outside the writes (a queue's promotion waiting for its row) undid the whole tick.
