@@ -1,4 +1,6 @@
 import { SQL } from "bun";
+import { silentLogger } from "../../src/core/log.ts";
+import { openPostgresEngine, type PostgresEngine } from "../../src/engines/postgres/engine.ts";
 import { freePort, startPostgresServer } from "./postgres-server.ts";
 
 export { freePort };
@@ -65,6 +67,11 @@ export async function freshDatabase(): Promise<string> {
 }
 
 /** The URL of the cluster's server with wrong credentials, for start-error tests. */
+/** The PostgreSQL engine alone on database `url`, for tests of its stores: 3 ticks in flight, its clock standing at `nowMs`. */
+export function openTestEngine(url: string, nowMs: number, nodeTimeoutMs = 10_000): Promise<PostgresEngine> {
+  return openPostgresEngine({ url, log: silentLogger, poolSize: 4, ticksInFlight: 3, heartbeatMs: 200, nodeTimeoutMs, now: () => nowMs });
+}
+
 export async function wrongPasswordUrl(): Promise<string> {
   const { baseUrl } = await testPostgres();
   return baseUrl.replace(":svcd-test@", ":not-the-password@") + "/postgres";

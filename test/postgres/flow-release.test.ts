@@ -1,9 +1,7 @@
 import { expect, test } from "bun:test";
 import { SQL } from "bun";
-import { silentLogger } from "../../src/core/log.ts";
-import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
 import { messageRecord } from "../helpers/message-record.ts";
-import { freshDatabase } from "../helpers/postgres.ts";
+import { freshDatabase, openTestEngine } from "../helpers/postgres.ts";
 import { waitUntil } from "../helpers/wait.ts";
 
 /**
@@ -17,15 +15,7 @@ const T0 = 1_800_000_000_000;
 
 test("two ticks in flight that release one held message of a key each release two different ones", async () => {
   const url = await freshDatabase();
-  const storage = await openPostgresEngine({
-    url,
-    log: silentLogger,
-    poolSize: 4,
-    ticksInFlight: 3,
-    heartbeatMs: 200,
-    nodeTimeoutMs: 2000,
-    now: () => T0,
-  });
+  const storage = await openTestEngine(url, T0, 2000);
   const outside = new SQL(url);
   try {
     const flow = { key: "k", parallelism: 1, periodMs: 1000 };

@@ -1,8 +1,6 @@
 import { expect, test } from "bun:test";
 import { SQL } from "bun";
-import { silentLogger } from "../../src/core/log.ts";
-import { openPostgresEngine } from "../../src/engines/postgres/engine.ts";
-import { freshDatabase } from "../helpers/postgres.ts";
+import { freshDatabase, openTestEngine } from "../helpers/postgres.ts";
 
 /**
  * A statement a tick runs for all its writes (a queue's promotion) waits for a row held from
@@ -16,15 +14,7 @@ const T0 = 1_800_000_000_000;
 
 test("a write beside one whose promotion waits for a held row is stored while the row is still held", async () => {
   const url = await freshDatabase();
-  const storage = await openPostgresEngine({
-    url,
-    log: silentLogger,
-    poolSize: 4,
-    ticksInFlight: 3,
-    heartbeatMs: 200,
-    nodeTimeoutMs: 10_000,
-    now: () => T0,
-  });
+  const storage = await openTestEngine(url, T0, 10_000);
   const outside = new SQL(url);
   const locker = await outside.reserve();
   try {
