@@ -58,9 +58,9 @@ export interface TickPart {
   /** Before the commit, after the tick's writes: may read (a set-based statement whose answer it needs). */
   apply?(tick: TickTransaction, sql: TxSql): void | Promise<void>;
   /**
-   * The tick ended: committed, or not. `uncertain`: it failed in a way that leaves open whether
-   * PostgreSQL committed it after all (the connection broke during COMMIT); a statement PostgreSQL
-   * refused (a lock that timed out) leaves nothing open: the transaction was rolled back.
+   * The tick ended: committed, or not. `uncertain`: it failed in a way that may leave open whether
+   * PostgreSQL committed it after all (the connection broke during COMMIT); a lost lock conflict
+   * (a lock that timed out, a deadlock) leaves nothing open: the transaction was rolled back.
    */
   finish?(tick: TickTransaction, committed: boolean, uncertain?: boolean): void;
   /** At the start of every tick, before its writes: settles what a failed tick left (see needsFollowUp). */

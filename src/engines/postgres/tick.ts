@@ -2,7 +2,7 @@ import type { SQL } from "bun";
 import { unavailable } from "../../core/errors.ts";
 import { isStorageUnavailable } from "../../store/errors.ts";
 import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
-import { lostLockConflict, PgWriteError, refusedStatement } from "./pipeline.ts";
+import { lostLockConflict } from "./pipeline.ts";
 import { TickTransaction } from "./tick-tx.ts";
 import { PgWrite, sqlIn, type TickPart, type TxSql } from "./tick-write.ts";
 
@@ -280,7 +280,9 @@ export class PostgresTicks implements Transactor {
 
   private failTick(tick: TickTransaction | null, batch: PendingWrite[], writes: PgWrite[], error: unknown): void {
     this.inFlightWrites -= batch.length;
-    const uncertain = !(error instanceof PgWriteError && refusedStatement(error));
+    // Only a lost lock conflict is known to leave nothing committed for sure (PostgreSQL ended the
+    // statement, the tick rolled back); anything else is settled as if the COMMIT may have gone through.
+    const uncertain = !lostLockConflict(error);
     if (tick) for (const part of this.o.parts) part.finish?.(tick, false, uncertain);
     for (const write of writes) runFollowUps(write.followUps, false);
     const failure = unavailable(`storage unavailable: ${(error as Error)?.message ?? error}`);
