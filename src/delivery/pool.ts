@@ -6,6 +6,7 @@ import type { DeliveryOutcome } from "../model/outcome.ts";
 import type { FlowLaneStats } from "../flow-control/gate.ts";
 import type { DeliveryJob, FromWorker, ToWorker } from "./worker-protocol.ts";
 import { packJobs, unpackOutcomes } from "./wire.ts";
+import { stableHash } from "../util/stable-hash.ts";
 
 interface Slot {
   id: number;
@@ -28,16 +29,6 @@ interface Slot {
  */
 function workerEntry(): string {
   return import.meta.url.includes("$bunfs") ? "./delivery/worker.ts" : new URL("./worker.ts", import.meta.url).href;
-}
-
-/** A stable hash, so one flow-control key always lands on the same worker. */
-export function stableHash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 export interface WorkerPoolOptions {

@@ -19,19 +19,15 @@ import { TickLists } from "./tick-lists.ts";
 import type { TickTransaction } from "./tick-tx.ts";
 import type { PgRow } from "./pipeline.ts";
 import { num, str } from "./values.ts";
+import { stableHash } from "../../util/stable-hash.ts";
 
 type Raw = Record<string, unknown>;
 
 /** The class of the advisory locks of flow-control releases (two-int locks: apart from any single-bigint lock). */
 const FLOW_RELEASE_LOCK = 0x666c6f77;
 
-/** A flow-control key's lock number (FNV-1a of its account and name; a collision only makes two keys wait for each other). */
-function keyLock(accountId: string, key: string): number {
-  let h = 0x811c9dc5;
-  const text = `${accountId}\u0000${key}`;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h | 0;
-}
+/** A flow-control key's lock number (a collision only makes two keys wait for each other). */
+const keyLock = (accountId: string, key: string): number => stableHash(`${accountId}\u0000${key}`) | 0;
 
 /** Releases of held messages, written after the tick's messages (see PgQueuePromotions). */
 export class PgFlowReleases implements TickPart {

@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { stableHash } from "../../util/stable-hash.ts";
 
 /** PostgreSQL's BIGINT arrives as text: every millisecond time and counter goes through here. */
 export const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
@@ -54,13 +55,7 @@ export function runShared<T>(sql: SQL, text: string, named: Record<string, strin
   return sql.unsafe(q.text, q.params) as Promise<T[]>;
 }
 
-/** FNV-1a: the flow-control partition of an account's key (the same on every node). */
+/** The flow-control partition of an account's key (the same on every node). */
 export function partitionOf(accountId: string, key: string, partitions: number): number {
-  let h = 0x811c9dc5;
-  const text = `${accountId}/${key}`;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % partitions;
+  return stableHash(`${accountId}/${key}`) % partitions;
 }
