@@ -7,6 +7,17 @@ export type EntryCondition = string | { sqlite: string; postgres: string };
 export const oneIn = (n: number): EntryCondition => ({ sqlite: `abs(random()) % ${n} = 0`, postgres: `random() < ${1 / n}` });
 
 /**
+ * One log entry in `n` at random, and always the CREATED entry of a message to a URL holding
+ * `/refused/`: a write refused at random may go through when it runs again (SQLite reruns a refused
+ * tick one write at a time), so only the second part makes sure some publishes are refused.
+ */
+export const oneInAndRefusedPaths = (n: number): EntryCondition => {
+  const always = "(NEW.state = 'CREATED' AND NEW.url LIKE '%/refused/%')";
+  const random = oneIn(n) as { sqlite: string; postgres: string };
+  return { sqlite: `${always} OR ${random.sqlite}`, postgres: `${always} OR ${random.postgres}` };
+};
+
+/**
  * Runs `work` while the INSERT of every log entry that meets `when` fails, and so the transaction
  * of the group commit that writes it (a trigger on the event log, on either engine); the trigger
  * is gone once `work` settles.
