@@ -10,6 +10,19 @@ let randomAt = randomPool.length;
 const BASE58_CODES = Uint8Array.from(BASE58, (c) => c.charCodeAt(0));
 let chars = Buffer.allocUnsafe(64);
 
+/** Fills `into[from..to)` with random base58 characters. */
+function fillRandom(into: Buffer, from: number, to: number): void {
+  let k = from;
+  while (k < to) {
+    if (randomAt === randomPool.length) {
+      crypto.getRandomValues(randomPool);
+      randomAt = 0;
+    }
+    const b = randomPool[randomAt++]!;
+    if (b < 232) into[k++] = BASE58_CODES[b % 58]!;
+  }
+}
+
 /**
  * Random base58 text; rejection sampling (bytes ≥ 232 = 4 × 58 are skipped) keeps every character
  * equally likely. The characters go into a byte buffer read out as one flat string: appending
@@ -17,34 +30,36 @@ let chars = Buffer.allocUnsafe(64);
  */
 export function randomBase58(length: number): string {
   if (chars.length < length) chars = Buffer.allocUnsafe(length);
-  let k = 0;
-  while (k < length) {
-    if (randomAt === randomPool.length) {
-      crypto.getRandomValues(randomPool);
-      randomAt = 0;
-    }
-    const b = randomPool[randomAt++]!;
-    if (b < 232) chars[k++] = BASE58_CODES[b % 58]!;
-  }
+  fillRandom(chars, 0, length);
   return chars.toString("latin1", 0, length);
 }
 
-/** Fixed-width base58 of a non-negative integer; the alphabet is in ASCII order, so text order = number order. */
-function base58Fixed(n: number, width: number): string {
-  let out = "";
-  for (let i = 0; i < width; i++) {
-    out = BASE58[n % 58] + out;
-    n = Math.floor(n / 58);
-  }
-  return out;
-}
+const MESSAGE_ID_LENGTH = "msg_".length + 8 + 18;
+/** The message id being made; it keeps `msg_` and the time's characters of `prefixMs` between ids. */
+const messageId = Buffer.from("msg_".padEnd(MESSAGE_ID_LENGTH), "latin1");
+let prefixMs = -1;
 
 /**
- * 8 characters of creation time (ms) then 18 random ones (~105 bits). Ids that sort by time keep
- * every index on a message id (the messages key, the event log's message index) appending near
- * its end: random ids dirtied one B-tree page per message and index at each commit.
+ * `msg_`, 8 characters of creation time (ms) then 18 random ones (~105 bits). Ids that sort by
+ * time keep every index on a message id (the messages key, the event log's message index)
+ * appending near its end: random ids dirtied one B-tree page per message and index at each commit.
+ * Written into one buffer, the time's characters kept from the last id of the same millisecond:
+ * a publish makes one id per message.
  */
-export const newMessageId = () => "msg_" + base58Fixed(Date.now(), 8) + randomBase58(18);
+export function newMessageId(): string {
+  const ms = Date.now();
+  if (ms !== prefixMs) {
+    let n = ms;
+    for (let i = 11; i >= 4; i--) {
+      messageId[i] = BASE58_CODES[n % 58]!;
+      n = Math.floor(n / 58);
+    }
+    prefixMs = ms;
+  }
+  fillRandom(messageId, 12, MESSAGE_ID_LENGTH);
+  return messageId.toString("latin1");
+}
+
 export const newScheduleId = () => "scd_" + randomBase58(26);
 export const newSigningKey = () => "sig_" + randomBase58(28);
 export const newSecret = (prefix: string) => prefix + randomBase58(32);
