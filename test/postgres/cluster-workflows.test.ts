@@ -25,6 +25,8 @@ const routes = new Map<string, (request: Request) => Promise<Response>>();
 /** How often each step's function ran, by run and step. */
 const ran = new Map<string, number>();
 const count = (runId: string, step: string) => ran.set(`${runId}/${step}`, (ran.get(`${runId}/${step}`) ?? 0) + 1);
+/** Step "two" of every run waits for this (resolved but while the kill test holds it). */
+let stepTwoHeld: Promise<void> = Promise.resolve();
 
 const startNode = () =>
   spawnServer([BUN, MAIN, "--port", "0", "--db", db, "--dialect", "upstash", "--node-timeout", "1500", "--log-level", "error", "--workers", "1"], {
@@ -61,8 +63,8 @@ const sequential = () => async (context: Parameters<RouteFunction<{ n: number },
   for (const step of ["one", "two", "three", "four"]) {
     total = await context.run(step, async () => {
       count(context.workflowRunId, step);
-      // Long enough for a node to be killed while it delivers this step.
-      if (step === "two") await Bun.sleep(200);
+      // Held while a node is killed: its deliveries of this step are under way when it dies.
+      if (step === "two") await stepTwoHeld;
       return total * 2;
     });
   }
@@ -103,16 +105,20 @@ afterAll(async () => {
 });
 
 /**
- * Triggers `n` runs (calling `whileRunning` once one of them is in its slow step), lets each reach
- * its wait, notifies each through the balancer, and returns the run ids once all have finished.
+ * Triggers `n` runs (calling `whileRunning` once every one of them is in step "two", held there
+ * until it returns), lets each reach its wait, notifies each through the balancer, and returns the
+ * run ids once all have finished.
  */
 async function runThrough(n: number, whileRunning?: () => Promise<void>): Promise<string[]> {
+  let release = () => {};
+  if (whileRunning) stepTwoHeld = new Promise<void>((resolve) => (release = resolve));
   const runIds = await Promise.all(
     Array.from({ length: n }, async (_, i) => (await client.trigger({ url, body: { n: i + 1 } })).workflowRunId),
   );
   if (whileRunning) {
-    await waitUntil(() => runIds.some((id) => ran.has(`${id}/two`)), { timeoutMs: 30_000, what: "a run in its slow step" });
+    await waitUntil(() => runIds.every((id) => ran.has(`${id}/two`)), { timeoutMs: 30_000, what: "every run in step two" });
     await whileRunning();
+    release();
   }
   // A waiter stored through one node is seen by every node.
   await waitUntil(async () => (await Promise.all(runIds.map(async (id) => (await client.getWaiters({ eventId: `go-${id}` })).length))).every((k) => k === 1), {
