@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { DEFAULT_METRICS_TOKEN } from "../../src/config/config.ts";
 import { jsonBody } from "../helpers/accounts.ts";
+import { waitForState } from "../helpers/inspect.ts";
 import { parseExposition } from "../helpers/prometheus.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -74,6 +75,66 @@ test("a queue's row locked from outside holds only the publishes to that queue",
   const delivered = (queue: string) => rx.received.filter((r) => r.path === `/${queue}`).length;
   await waitUntil(() => delivered("held") === 2 && delivered("free") === 6);
 }, 30_000);
+
+/**
+ * As many writes waiting for a held row as `node` runs ticks at once, each in a tick of its own;
+ * once their waits ran out, each runs again in a tick of its own, and would fill every tick. A new
+ * write still gets one: it answers while every write of the burst waits.
+ */
+async function burstLeavesATick(node: TestServer, ticks: number): Promise<void> {
+  const db = new SQL(node.config.dbPath!);
+  const send = (queue: string, body: string) => node.api(`/v2/enqueue/${queue}/${rx.url}/${queue}`, { method: "POST", body });
+  const waiting = async () => {
+    const [row] = await db<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    return row!.n;
+  };
+  const retried = async () => {
+    const res = await fetch(`${node.url}/metrics`, { headers: { authorization: `Bearer ${DEFAULT_METRICS_TOKEN}` } });
+    return parseExposition(await res.text()).value("svcd_storage_writes_retried_total");
+  };
+  // The queues exist and are idle: no delivery's ending waits for the held row (its promotion would).
+  for (const queue of ["burst", "free"]) {
+    const res = await send(queue, "first");
+    expect(res.status).toBe(200);
+    await waitForState(node, ((await res.json()) as { messageId: string }).messageId, ["DELIVERED"]);
+  }
+  const locker = await db.reserve();
+  const answers: string[] = [];
+  const sent: Array<Promise<unknown>> = [];
+  const before = await retried();
+  try {
+    await locker`BEGIN`;
+    await locker`SELECT 1 FROM queues WHERE name = 'burst' FOR UPDATE`;
+    for (let i = 0; i < ticks; i++) {
+      sent.push(send("burst", `again ${i}`).then((res) => answers.push(`burst ${res.status}`)));
+      await waitUntil(async () => (await waiting()) > i, { what: `write ${i} waiting for the row` });
+    }
+    await waitUntil(async () => (await retried()) - before >= ticks && (await waiting()) >= ticks, {
+      timeoutMs: 15_000,
+      what: "the writes running again, each waiting for the row",
+    });
+    answers.push(`free ${(await send("free", "beside the burst")).status}`);
+    expect(answers).toEqual(["free 200"]);
+  } finally {
+    await locker`COMMIT`;
+    locker.release();
+  }
+  await Promise.all(sent);
+  await db.close();
+  expect(answers).toEqual(["free 200", ...Array(ticks).fill("burst 200")]);
+}
+
+test("writes running again after their lock waits ran out leave a tick for new writes", () => burstLeavesATick(s, 3), 40_000);
+
+test("with one tick at a time, writes running again and new writes take turns", async () => {
+  const one = await startTestServer({ engine: "postgres", config: { dbTicks: 1 } });
+  try {
+    await burstLeavesATick(one, 1);
+  } finally {
+    await one.stop();
+  }
+}, 40_000);
 
 test("a write whose statement runs past statement_timeout runs again, and its caller gets 200", async () => {
   expect((await s.api("/v2/queues", jsonBody("POST", { queueName: "slow", parallelism: 1 }))).status).toBe(200);

@@ -3,24 +3,11 @@ import { unavailable } from "../../core/errors.ts";
 import { isStorageUnavailable } from "../../store/errors.ts";
 import { runFollowUps, type CommitCounts, type Transactor, type Write, type WriteTx } from "../../store/transactor.ts";
 import { lostLockConflict } from "./pipeline.ts";
+import { mayRunAgain, type Outcome, type PendingWrite } from "./tick-pending.ts";
 import { TickTransaction } from "./tick-tx.ts";
 import { PgWrite, sqlIn, type TickPart, type TxSql } from "./tick-write.ts";
 
 export { sqlOf, writeOf, PgWrite, type TickPart, type TxSql } from "./tick-write.ts";
-
-interface PendingWrite {
-  write: Write<unknown>;
-  /** Times it lost a lock conflict and went back to wait for a later tick. */
-  conflicts: number;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-/** Times a write runs again after a lock conflict (`lostLockConflict`) before its caller gets the 503. */
-const LOCK_CONFLICT_RETRIES = 5;
-const mayRunAgain = (item: PendingWrite, error: unknown) => lostLockConflict(error) && item.conflicts < LOCK_CONFLICT_RETRIES;
 
 /** Wall-clock pause before the tick that settles what a failed one left, when no write comes sooner. */
 const FOLLOW_UP_MS = 500;
@@ -52,6 +39,10 @@ export class PostgresTicks implements Transactor {
    * of the tick's own lost, which write made it wait is not known).
    */
   private retrying: PendingWrite[] = [];
+  /** Ticks of `retrying` writes in flight: they leave one tick for new writes (see `startReady`). */
+  private retryTicks = 0;
+  /** Whether the last tick started ran a write again (with one tick at a time, they take turns). */
+  private lastStartedRetry = false;
   private scheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
   /** A tick that must run alone is in flight (see `canStart`). */
@@ -94,11 +85,17 @@ export class PostgresTicks implements Transactor {
     }
   }
 
-  /** Starts ticks of the writes that wait, each one running again first and alone; false when none could start. */
+  /**
+   * Starts ticks of the writes that wait, each one running again first and alone, but in at most
+   * all ticks but one while new writes wait (a burst of them, each waiting for a held row, would
+   * keep every new write out for as long; with one tick, the two take turns); false when none started.
+   */
   private startReady(): boolean {
     let started = false;
-    while (this.retrying.length > 0 && this.canStart()) {
-      this.startTick([this.retrying.shift()!]);
+    const retrySlots = () =>
+      this.pending.length === 0 ? Infinity : this.o.maxInFlight > 1 ? this.o.maxInFlight - 1 : this.lastStartedRetry ? 0 : 1;
+    while (this.retrying.length > 0 && this.canStart() && this.retryTicks < retrySlots()) {
+      this.startTick([this.retrying.shift()!], true);
       started = true;
     }
     if (this.pending.length > 0 && this.canStart()) {
@@ -152,12 +149,15 @@ export class PostgresTicks implements Transactor {
     });
   }
 
-  private startTick(batch: PendingWrite[]): void {
+  private startTick(batch: PendingWrite[], retry = false): void {
     this.inFlightWrites += batch.length;
+    if (retry) this.retryTicks++;
+    this.lastStartedRetry = retry;
     const alone = this.o.parts.some((p) => p.needsFollowUp?.());
     if (alone) this.alone = true;
     const work: Promise<void> = this.commitTick(batch).finally(() => {
       this.inFlight.delete(work);
+      if (retry) this.retryTicks--;
       if (alone) this.alone = false;
       if (this.pending.length > 0 || this.retrying.length > 0) this.schedule();
     });
