@@ -74,8 +74,10 @@ export class PostgresTicks implements Transactor {
     });
   }
 
+  /** Counts, as one more, what a failed tick left to settle: until a tick has, claims may stand with no attempt. */
   get pendingWrites(): number {
-    return this.pending.length + this.retrying.length + this.inFlightWrites;
+    const settling = this.o.parts.some((p) => p.needsFollowUp?.()) ? 1 : 0;
+    return this.pending.length + this.retrying.length + this.inFlightWrites + settling;
   }
 
   /** Commits what is queued; resolves once everything queued so far is committed (or failed). */
