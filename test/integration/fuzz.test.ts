@@ -105,7 +105,14 @@ test(`${TOTAL} random requests (seed ${SEED}): no 5xx, no hang, consistent after
   const engine = s.server.messaging.probe;
   // Awaited, not timed: an engine that never settles fails the test at its limit.
   await engine.whenIdle();
-  expect(await consistencyProblems(s, { inFlight: (id) => engine.isInFlight(id) })).toEqual([]);
+  const problems = () => consistencyProblems(s, { inFlight: (id) => engine.isInFlight(id) });
+  const first = await problems();
+  // Messages published with a delay of a second or two come due meanwhile. On PostgreSQL the
+  // check's read may see a claim committed before the node has heard its COMMIT answered (and
+  // started the attempt): a message stuck for real is stuck still once the node is idle again.
+  await engine.whenIdle();
+  const again = new Set(first.length > 0 ? await problems() : []);
+  expect(first.filter((problem) => again.has(problem))).toEqual([]);
   if (s.server.storage.kind === "sqlite")
     expect(s.db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");
   // And it still serves.
