@@ -173,7 +173,8 @@ export class Dispatcher implements BackgroundService {
     // cancel that is not stored gives it back, and its answer is then recorded (else the message
     // would stay ACTIVE with nobody to finish it).
     tx.afterCommit((committed) => {
-      if (!committed) return this.inFlight.restore(attempt);
+      this.inFlight.settleDisown(attempt, committed);
+      if (!committed) return;
       // An attempt still waiting in a worker's flow-control lane is dropped there.
       this.deps.pool.cancel(attempt.ticket);
       releaseInOwnWrite(this.deps, [attempt.message], this.clock.now());

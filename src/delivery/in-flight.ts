@@ -13,6 +13,8 @@ export interface Attempt {
 export class InFlightAttempts {
   private readonly byTicket = new Map<number, Attempt>();
   private readonly ticketOf = new Map<string, number>();
+  /** Tickets disowned by a write not settled yet: it may still be undone, and the attempt be back. */
+  private readonly disowning = new Set<number>();
   private nextTicket = 1;
 
   get size(): number {
@@ -50,10 +52,26 @@ export class InFlightAttempts {
     this.ticketOf.set(attempt.message.id, attempt.ticket);
   }
 
-  /** Closes the attempt of a message that was cancelled; undefined when it has none. */
+  /**
+   * Closes the attempt of a message being cancelled, inside the cancel's write; undefined when it
+   * has none. Until `settleDisown`, an answer to it finds it gone but `disownPending`.
+   */
   disown(messageId: string): Attempt | undefined {
     const ticket = this.ticketOf.get(messageId);
-    return ticket === undefined ? undefined : this.close(ticket);
+    if (ticket === undefined) return undefined;
+    this.disowning.add(ticket);
+    return this.close(ticket);
+  }
+
+  /** The write that disowned `attempt` ended: stored (the attempt is over), or not (it is in flight again). */
+  settleDisown(attempt: Attempt, stored: boolean): void {
+    this.disowning.delete(attempt.ticket);
+    if (!stored) this.restore(attempt);
+  }
+
+  /** The attempt of `ticket` was disowned by a write that may still be undone: its answer must wait. */
+  disownPending(ticket: number): boolean {
+    return this.disowning.has(ticket);
   }
 
   has(messageId: string): boolean {

@@ -40,6 +40,12 @@ export interface OutcomeRecorderDeps {
   refuseAnswer?: (tx: WriteTx, m: MessageRecord, outcome: DeliveryOutcome) => Promise<string | undefined>;
 }
 
+/** The batch's messages whose attempts were open when it asked the store, and those the store says are still held. */
+interface BatchClaims {
+  asked: Set<string>;
+  held: Set<string>;
+}
+
 /**
  * Records what delivery attempts came back with: delivered, retried later, or failed into the DLQ
  * (the retry policy decides). Outcomes gather for a few ms and are recorded in one savepoint of
@@ -126,10 +132,11 @@ export class OutcomeRecorder implements BackgroundService {
     const { log } = this.deps;
     const finished: MessageRecord[] = [];
     // One read for the batch: which of its attempts are still this process's.
-    const held = await this.deps.claims.stillClaimed(tx, this.claimedIds(batch));
+    const asked = this.claimedIds(batch);
+    const claims: BatchClaims = { asked: new Set(asked), held: await this.deps.claims.stillClaimed(tx, asked) };
     try {
       await tx.nested(async (tx) => {
-        for (const outcome of batch) await this.record(tx, outcome, finished, held);
+        for (const outcome of batch) await this.record(tx, outcome, finished, claims);
       });
     } catch (error) {
       // The savepoint gave the batch's attempts back.
@@ -138,7 +145,7 @@ export class OutcomeRecorder implements BackgroundService {
       for (const outcome of batch) {
         try {
           const one: MessageRecord[] = [];
-          await tx.nested((tx) => this.record(tx, outcome, one, held));
+          await tx.nested((tx) => this.record(tx, outcome, one, claims));
           finished.push(...one);
         } catch (failure) {
           if (isStorageUnavailable(failure)) throw failure;
@@ -175,13 +182,21 @@ export class OutcomeRecorder implements BackgroundService {
     for (const m of messages) await this.deps.gate.released(tx, m, now);
   }
 
-  private async record(tx: WriteTx, outcome: DeliveryOutcome, finished: MessageRecord[], held: Set<string>): Promise<void> {
-    const { clock, lifecycle, dialect, config } = this.deps;
+  private async record(tx: WriteTx, outcome: DeliveryOutcome, finished: MessageRecord[], claims: BatchClaims): Promise<void> {
+    const { clock, lifecycle, dialect, config, inFlight } = this.deps;
+    const open = inFlight.peek(outcome.ticket);
+    // Taken away by a cancel not stored yet (a write before this one, or in a transaction in flight),
+    // or given back by one that was not stored since the batch asked the store: the answer goes in
+    // a later batch, once the cancel is settled.
+    if (open ? !claims.asked.has(open.message.id) : inFlight.disownPending(outcome.ticket)) {
+      tx.afterCommit((stored) => stored && this.add(outcome));
+      return;
+    }
     const attempt = this.close(tx, outcome);
     if (!attempt) return;
     const m = attempt.message;
     const now = clock.now();
-    if (!held.has(m.id)) {
+    if (!claims.held.has(m.id)) {
       // Handed back to the others while this attempt ran (this process was presumed dead: another
       // process delivers it again), or cancelled through another process: not recorded.
       this.deps.log.warn("delivery outcome ignored: the message is no longer this node's (handed back, or cancelled through another node)", { messageId: m.id });
