@@ -13,6 +13,7 @@ export const REHEARSED = [
   "contract/workflow-sdk-failures",
   "contract/workflow-sdk-rerun",
   "integration/batch",
+  "integration/cancel-outcome-race",
   "integration/commit-failures",
   "integration/dedup",
   "integration/flow-control",
