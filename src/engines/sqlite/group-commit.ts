@@ -37,8 +37,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /** How the writes of a committed tick ended, and what to tell whom. */
 interface TickRun {
   outcomes: Outcome[];
+  /** Of the writes stored (those of a write not stored ran as it was undone). */
   followUps: FollowUp[];
-  dropped: FollowUp[];
 }
 
 /**
@@ -197,14 +197,13 @@ export class GroupCommit implements Transactor {
       this.counts.failedCommits++;
       return;
     }
-    const { outcomes, followUps, dropped } = ran!;
+    const { outcomes, followUps } = ran!;
     this.turn = 0;
     this.counts.commits++;
     for (const outcome of outcomes) {
       if (outcome.ok) this.counts.writes++;
       else if (isStorageUnavailable(outcome.error)) this.counts.refusedWrites++;
     }
-    runFollowUps(dropped, false);
     runFollowUps(followUps, true);
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
@@ -225,7 +224,6 @@ export class GroupCommit implements Transactor {
   private async runTick(batch: PendingWrite[], oneByOne: boolean): Promise<TickRun | undefined> {
     const outcomes: Outcome[] = [];
     const followUps: FollowUp[] = [];
-    const dropped: FollowUp[] = [];
     try {
       this.begin.run();
       for (const item of batch) {
@@ -241,31 +239,34 @@ export class GroupCommit implements Transactor {
           outcomes.push({ ok: true, value });
           followUps.push(...write.followUps);
         } catch (error) {
-          dropped.push(...write.followUps);
           // SQLite ends the whole transaction itself on some errors (disk full, I/O, busy): then
           // no write of the batch is stored and every caller gets a 503.
-          if (!this.db.inTransaction) throw error;
-          if (error instanceof WriteAwaitedIoError) throw error;
+          if (!this.db.inTransaction || error instanceof WriteAwaitedIoError) {
+            runFollowUps(write.followUps, false);
+            throw error;
+          }
           this.db.run("ROLLBACK TO w");
           this.db.run("RELEASE w");
           this.rollbackParts(marks);
+          // Told at once, before the next write runs: what it took away in memory is back for that one.
+          runFollowUps(write.followUps, false);
           outcomes.push({ ok: false, error: refusal(error) });
         }
       }
       if (!this.applyParts(oneByOne)) {
         // Undone, to run again in this same turn: the writes' follow-ups hear that they failed.
         this.undo();
-        runFollowUps([...dropped, ...followUps], false);
+        runFollowUps(followUps, false);
         return undefined;
       }
       this.commit.run();
     } catch (error) {
       this.undo();
       this.turn = 0;
-      runFollowUps([...dropped, ...followUps], false);
+      runFollowUps(followUps, false);
       throw error;
     }
-    return { outcomes, followUps, dropped };
+    return { outcomes, followUps };
   }
 
   /** Writes the rows the parts kept; false when SQLite refused one (the tick then goes again, one write at a time). */
